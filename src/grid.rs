@@ -1,0 +1,366 @@
+//! The puzzle as a value: parsing the two wire forms, formatting, and checking
+//! that the givens keep the rules. Errors say where: cell index, (row, column)
+//! and the offending character or value.
+
+use std::fmt;
+
+/// Number of cells in a grid.
+pub const CELLS: usize = 81;
+
+/// A 9x9 grid in row-major order: 1-9 for a digit, 0 for a blank.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Grid(pub [u8; CELLS]);
+
+/// A cell position, for error messages: index 0-80 and its (row, column), both 0-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell(pub usize);
+
+impl Cell {
+    /// Row 0-8.
+    pub fn row(self) -> usize {
+        self.0 / 9
+    }
+    /// Column 0-8.
+    pub fn col(self) -> usize {
+        self.0 % 9
+    }
+    /// Box 0-8, row-major.
+    pub fn boxx(self) -> usize {
+        self.row() / 3 * 3 + self.col() / 3
+    }
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cell {} (row {}, column {})",
+            self.0,
+            self.row(),
+            self.col()
+        )
+    }
+}
+
+/// A row, column or box, numbered 0-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A row, 0 at the top.
+    Row(usize),
+    /// A column, 0 at the left.
+    Column(usize),
+    /// A 3x3 box, numbered row-major from the top left.
+    Box(usize),
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unit::Row(i) => write!(f, "row {i}"),
+            Unit::Column(i) => write!(f, "column {i}"),
+            Unit::Box(i) => write!(f, "box {i}"),
+        }
+    }
+}
+
+/// Why a grid could not be read or cannot be solved as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GridError {
+    /// Occurs when the text form does not have exactly 81 characters.
+    #[error("expected 81 characters, found {found}")]
+    WrongLength {
+        /// Characters found.
+        found: usize,
+    },
+    /// Occurs when the text form has a character other than '1'-'9', '.' or '0'.
+    #[error("{cell}: unexpected character {ch:?}; expected '1'-'9', '.' or '0'")]
+    BadChar {
+        /// Where.
+        cell: Cell,
+        /// The character found.
+        ch: char,
+    },
+    /// Occurs when the integer form does not have exactly 81 values.
+    #[error("expected 81 cells, found {found}")]
+    WrongCount {
+        /// Values found.
+        found: usize,
+    },
+    /// Occurs when a value of the integer form is above 9.
+    #[error("{cell}: value {value} is out of range; expected 0-9")]
+    OutOfRange {
+        /// Where.
+        cell: Cell,
+        /// The value found.
+        value: u32,
+    },
+    /// Occurs when the same digit is given twice in one row, column or box.
+    #[error("{first} and {second} both hold {digit} in {unit}")]
+    Conflict {
+        /// The unit that has the digit twice.
+        unit: Unit,
+        /// The earlier cell.
+        first: Cell,
+        /// The later cell.
+        second: Cell,
+        /// The digit.
+        digit: u8,
+    },
+}
+
+impl GridError {
+    /// The cell the error points at (the later cell of a conflict), if any.
+    pub fn cell(&self) -> Option<Cell> {
+        match self {
+            GridError::BadChar { cell, .. } | GridError::OutOfRange { cell, .. } => Some(*cell),
+            GridError::Conflict { second, .. } => Some(*second),
+            GridError::WrongLength { .. } | GridError::WrongCount { .. } => None,
+        }
+    }
+}
+
+impl Grid {
+    /// The grid with every cell blank.
+    pub const EMPTY: Grid = Grid([0; CELLS]);
+
+    /// Reads the 81-character form: '1'-'9' for digits, '.' or '0' for blanks.
+    pub fn from_text(text: &str) -> Result<Grid, GridError> {
+        let bytes = text.as_bytes();
+        if bytes.len() != CELLS {
+            // Count characters, not bytes, so the message matches what the user typed.
+            let found = text.chars().count();
+            if found != CELLS {
+                return Err(GridError::WrongLength { found });
+            }
+            // 81 characters but some of them multi-byte: report the first non-ASCII one.
+            let (index, ch) = text
+                .chars()
+                .enumerate()
+                .find(|(_, c)| !c.is_ascii())
+                .unwrap_or((0, '?'));
+            return Err(GridError::BadChar {
+                cell: Cell(index),
+                ch,
+            });
+        }
+        let mut cells = [0u8; CELLS];
+        for (i, &b) in bytes.iter().enumerate() {
+            cells[i] = match b {
+                b'1'..=b'9' => b - b'0',
+                b'.' | b'0' => 0,
+                _ => {
+                    return Err(GridError::BadChar {
+                        cell: Cell(i),
+                        ch: b as char,
+                    });
+                }
+            };
+        }
+        Ok(Grid(cells))
+    }
+
+    /// Reads the integer form: 81 values, 1-9 for digits, 0 for blanks.
+    pub fn from_cells(values: &[u32]) -> Result<Grid, GridError> {
+        if values.len() != CELLS {
+            return Err(GridError::WrongCount {
+                found: values.len(),
+            });
+        }
+        let mut cells = [0u8; CELLS];
+        for (i, &v) in values.iter().enumerate() {
+            if v > 9 {
+                return Err(GridError::OutOfRange {
+                    cell: Cell(i),
+                    value: v,
+                });
+            }
+            cells[i] = v as u8;
+        }
+        Ok(Grid(cells))
+    }
+
+    /// Checks that no digit is given twice in a row, column or box; names the
+    /// first clash found, scanning rows, then columns, then boxes.
+    pub fn check_givens(&self) -> Result<(), GridError> {
+        for kind in 0..3 {
+            for unit in 0..9 {
+                let mut seen = [usize::MAX; 10];
+                for k in 0..9 {
+                    let idx = match kind {
+                        0 => unit * 9 + k,
+                        1 => k * 9 + unit,
+                        _ => (unit / 3 * 3 + k / 3) * 9 + unit % 3 * 3 + k % 3,
+                    };
+                    let d = self.0[idx] as usize;
+                    if d == 0 {
+                        continue;
+                    }
+                    if seen[d] != usize::MAX {
+                        let unit = match kind {
+                            0 => Unit::Row(unit),
+                            1 => Unit::Column(unit),
+                            _ => Unit::Box(unit),
+                        };
+                        let (first, second) = (seen[d].min(idx), seen[d].max(idx));
+                        return Err(GridError::Conflict {
+                            unit,
+                            first: Cell(first),
+                            second: Cell(second),
+                            digit: d as u8,
+                        });
+                    }
+                    seen[d] = idx;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of given (non-blank) cells.
+    pub fn givens(&self) -> usize {
+        self.0.iter().filter(|&&d| d != 0).count()
+    }
+
+    /// True when every cell holds a digit and every row, column and box holds
+    /// each digit once. Independent of the solver: used to check its answers.
+    pub fn is_valid_solution(&self) -> bool {
+        self.0.iter().all(|&d| (1..=9).contains(&d)) && self.check_givens().is_ok()
+    }
+
+    /// True when `solution` keeps every given of `self`.
+    pub fn is_kept_by(&self, solution: &Grid) -> bool {
+        self.0
+            .iter()
+            .zip(solution.0.iter())
+            .all(|(&g, &s)| g == 0 || g == s)
+    }
+
+    /// The 81-character form, '.' for blanks.
+    pub fn to_text(&self) -> String {
+        let mut s = String::with_capacity(CELLS);
+        self.write_text(&mut s);
+        s
+    }
+
+    /// Appends the 81-character form, '.' for blanks, to `out`.
+    pub fn write_text(&self, out: &mut String) {
+        out.extend(
+            self.0
+                .iter()
+                .map(|&d| if d == 0 { '.' } else { (b'0' + d) as char }),
+        );
+    }
+
+    /// The integer form.
+    pub fn to_cells(&self) -> Vec<u32> {
+        self.0.iter().map(|&d| u32::from(d)).collect()
+    }
+}
+
+impl fmt::Display for Grid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+impl fmt::Debug for Grid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Grid({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PUZZLE: &str =
+        "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
+
+    #[test]
+    fn reads_text_with_dots_and_zeros() {
+        let a = Grid::from_text(PUZZLE).unwrap();
+        let b = Grid::from_text(&PUZZLE.replace('.', "0")).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.0[0], 5);
+        assert_eq!(a.0[2], 0);
+        assert_eq!(a.to_text(), PUZZLE);
+    }
+
+    #[test]
+    fn wrong_length_is_counted_in_characters() {
+        assert_eq!(
+            Grid::from_text(&PUZZLE[..80]),
+            Err(GridError::WrongLength { found: 80 })
+        );
+        let accented = format!("é{}", &PUZZLE[1..]);
+        assert_eq!(
+            Grid::from_text(&accented),
+            Err(GridError::BadChar {
+                cell: Cell(0),
+                ch: 'é'
+            })
+        );
+    }
+
+    #[test]
+    fn bad_char_says_where() {
+        let mut s = PUZZLE.to_string();
+        s.replace_range(10..11, "x");
+        let err = Grid::from_text(&s).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cell 10 (row 1, column 1): unexpected character 'x'; expected '1'-'9', '.' or '0'"
+        );
+    }
+
+    #[test]
+    fn cells_out_of_range() {
+        let mut v = vec![0u32; 81];
+        v[80] = 10;
+        assert_eq!(
+            Grid::from_cells(&v),
+            Err(GridError::OutOfRange {
+                cell: Cell(80),
+                value: 10
+            })
+        );
+        assert_eq!(
+            Grid::from_cells(&v[..3]),
+            Err(GridError::WrongCount { found: 3 })
+        );
+    }
+
+    #[test]
+    fn conflicts_name_unit_and_cells() {
+        let mut g = Grid::EMPTY;
+        g.0[0] = 4;
+        g.0[8] = 4;
+        assert_eq!(
+            g.check_givens(),
+            Err(GridError::Conflict {
+                unit: Unit::Row(0),
+                first: Cell(0),
+                second: Cell(8),
+                digit: 4
+            })
+        );
+        let mut g = Grid::EMPTY;
+        g.0[4] = 7;
+        g.0[76] = 7;
+        assert!(matches!(
+            g.check_givens(),
+            Err(GridError::Conflict {
+                unit: Unit::Column(4),
+                ..
+            })
+        ));
+        let mut g = Grid::EMPTY;
+        g.0[30] = 2;
+        g.0[50] = 2;
+        let err = g.check_givens().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cell 30 (row 3, column 3) and cell 50 (row 5, column 5) both hold 2 in box 4"
+        );
+    }
+}
