@@ -1,1 +1,203 @@
+//! Assembles the gRPC server: SudokuService, health, reflection, HTTP/2
+//! settings, and the drain on shutdown.
 
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::sync::CancellationToken;
+use tonic::codec::CompressionEncoding;
+use tonic::transport::Server;
+use tonic_health::ServingStatus;
+
+use crate::config::{Config, LogFormat};
+use crate::pb::sudoku_service_server::SudokuServiceServer;
+use crate::service::{Gauges, Limits, Sudoku};
+
+/// The fully qualified name of the solving service, as health reports it.
+pub const SERVICE_NAME: &str = "sudoku.v1.SudokuService";
+
+/// Sets up logging: RUST_LOG filters (default `info`), `format` picks text
+/// or JSON lines.
+pub fn init_tracing(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
+}
+
+/// A server ready to run on a bound listener.
+pub struct Prepared {
+    config: Config,
+    listener: TcpListener,
+    service: Sudoku,
+    token: CancellationToken,
+}
+
+impl Prepared {
+    /// Binds `config.listen` and builds the service.
+    pub async fn bind(config: Config) -> anyhow::Result<Prepared> {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        Ok(Prepared::with_listener(config, listener))
+    }
+
+    /// Builds the service on a listener the caller bound (tests bind port 0).
+    pub fn with_listener(config: Config, listener: TcpListener) -> Prepared {
+        let token = CancellationToken::new();
+        let service = Sudoku::new(Limits::from_config(&config), token.clone());
+        Prepared {
+            config,
+            listener,
+            service,
+            token,
+        }
+    }
+
+    /// Replaces the service (tests use this to install hooks).
+    #[doc(hidden)]
+    pub fn map_service(mut self, f: impl FnOnce(Sudoku) -> Sudoku) -> Prepared {
+        self.service = f(self.service);
+        self
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or(self.config.listen)
+    }
+
+    /// The service's gauges.
+    pub fn gauges(&self) -> Arc<Gauges> {
+        self.service.gauges()
+    }
+
+    /// Serves until `signal` resolves, then drains: health goes NOT_SERVING,
+    /// new calls are refused, streams end with UNAVAILABLE after the items
+    /// they hold, and calls still running at the drain deadline are cut.
+    pub async fn serve(
+        self,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let Prepared {
+            config,
+            listener,
+            service,
+            token,
+        } = self;
+        let addr = listener.local_addr().ok();
+        let (reporter, health) = tonic_health::server::health_reporter();
+        reporter.set_serving::<SudokuServiceServer<Sudoku>>().await;
+
+        let reflection_v1 = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1()?;
+        let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1alpha()?;
+
+        let sudoku = SudokuServiceServer::new(service)
+            .max_decoding_message_size(config.max_message_bytes)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Zstd)
+            .send_compressed(CompressionEncoding::Gzip)
+            .send_compressed(CompressionEncoding::Zstd);
+
+        let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        let mut builder = Server::builder()
+            .tcp_nodelay(true)
+            .max_concurrent_streams(config.max_concurrent_streams)
+            .http2_keepalive_interval(secs(config.keepalive_interval_secs))
+            .http2_keepalive_timeout(secs(config.keepalive_timeout_secs));
+        if let Some(age) = secs(config.max_connection_age_secs) {
+            builder =
+                builder
+                    .max_connection_age(age)
+                    .max_connection_age_grace(Duration::from_secs(
+                        config.max_connection_age_grace_secs,
+                    ));
+        }
+        let router = builder
+            .add_service(health)
+            .add_service(reflection_v1)
+            .add_service(reflection_v1alpha)
+            .add_service(sudoku);
+
+        let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
+        let on_signal = {
+            let reporter = reporter.clone();
+            let token = token.clone();
+            async move {
+                signal.await;
+                tracing::info!("shutdown requested; draining");
+                reporter
+                    .set_not_serving::<SudokuServiceServer<Sudoku>>()
+                    .await;
+                reporter
+                    .set_service_status("", ServingStatus::NotServing)
+                    .await;
+                token.cancel();
+                let _ = drain_tx.send(());
+            }
+        };
+        tracing::info!(addr = ?addr, "serving sudoku.v1.SudokuService, health and reflection");
+        let serving =
+            router.serve_with_incoming_shutdown(TcpListenerStream::new(listener), on_signal);
+        tokio::pin!(serving);
+        let drain_timeout = config.drain_timeout();
+        let drain_deadline = async move {
+            if drain_rx.await.is_ok() {
+                tokio::time::sleep(drain_timeout).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            result = &mut serving => {
+                result.context("server failed")?;
+                tracing::info!("drained; exiting");
+            }
+            _ = drain_deadline => {
+                tracing::warn!(
+                    drain_timeout_ms = config.drain_timeout_ms,
+                    "drain deadline passed; cutting the calls still in flight"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}

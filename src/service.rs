@@ -1,1 +1,684 @@
+//! The gRPC face of the engine: the only module that knows both the wire
+//! types in [`crate::pb`] and the domain types in [`crate::grid`] and
+//! [`crate::solver`]. Handlers are thin: validate, convert, solve, convert back.
+//! Every failure is a [`Failure`], and `From<Failure> for Status` is the whole
+//! status map.
 
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::{FutureExt, Stream, StreamExt};
+use prost::Message;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+use tonic::metadata::MetadataMap;
+use tonic::{Code, Request, Response, Status, Streaming};
+use tonic_types::{ErrorDetails, StatusExt};
+use tracing::Instrument;
+
+use crate::config::Config;
+use crate::grid::{Grid, GridError};
+use crate::pb::{self, sudoku_service_server::SudokuService};
+use crate::solver::{Answer, Progress, Solver};
+
+/// The largest `max_solutions` a caller may ask for.
+pub const MAX_SOLUTIONS_LIMIT: u32 = 1_000_000;
+
+/// Limits the service applies to every call.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Work budget per puzzle, in search nodes.
+    pub max_nodes: u64,
+    /// Nodes solved between deadline/cancellation checks and yields.
+    pub slice_nodes: u64,
+    /// Unary calls and batch messages solved at once, server-wide.
+    pub max_in_flight: usize,
+    /// Request messages of one stream solved at once.
+    pub stream_window: usize,
+    /// Items allowed in one batch request message.
+    pub max_batch_items: usize,
+    /// Tasks that solve one stream's messages in parallel.
+    pub stream_workers: usize,
+}
+
+impl Limits {
+    /// The limits a server started with `config` applies.
+    pub fn from_config(config: &Config) -> Limits {
+        Limits {
+            max_nodes: config.max_nodes.max(1),
+            slice_nodes: config.slice_nodes.max(1),
+            max_in_flight: config.max_in_flight.max(1),
+            stream_window: config.stream_window.max(1),
+            max_batch_items: config.max_batch_items.max(1),
+            stream_workers: config.worker_threads(),
+        }
+    }
+}
+
+/// Counters and gauges of the service's own work.
+#[derive(Debug, Default)]
+pub struct Gauges {
+    /// Puzzles being solved right now.
+    pub solving: AtomicUsize,
+    /// Puzzles answered (any outcome) since start.
+    pub puzzles_answered: AtomicU64,
+    /// SolveBatch streams open right now.
+    pub open_streams: AtomicUsize,
+}
+
+/// `sudoku.v1.SudokuService`: one per server, cheap to clone.
+#[derive(Clone)]
+pub struct Sudoku {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    limits: Limits,
+    permits: Semaphore,
+    shutdown: CancellationToken,
+    gauges: Arc<Gauges>,
+    /// Test hook: solving exactly this grid panics, to show a panic stays
+    /// inside its call.
+    panic_on: Option<Grid>,
+}
+
+/// The puzzle a request asked about, validated.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    grid: Grid,
+    form: Form,
+    /// Solutions to look for: 1 in "any" mode.
+    limit: u32,
+}
+
+/// Which wire form the puzzle came in; the solution goes back in the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Text,
+    Cells,
+}
+
+/// One field of a request that is wrong, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Violation {
+    field: String,
+    description: String,
+}
+
+/// Why a call, or an item of a batch, failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Failure {
+    /// The request is malformed or its givens break the rules.
+    Invalid(Vec<Violation>),
+    /// A batch message carried more items than allowed.
+    TooManyItems { found: usize, max: usize },
+    /// The client's deadline passed.
+    DeadlineExceeded,
+    /// The client went away.
+    Cancelled,
+    /// The server is at its limit of concurrent work.
+    Overloaded,
+    /// The server is draining before it exits.
+    ShuttingDown,
+    /// A bug: the handler panicked.
+    Panicked,
+}
+
+impl From<Failure> for Status {
+    fn from(f: Failure) -> Status {
+        match f {
+            Failure::Invalid(violations) => {
+                let message = violations
+                    .iter()
+                    .map(|v| format!("{}: {}", v.field, v.description))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let mut details = ErrorDetails::new();
+                for v in violations {
+                    details.add_bad_request_violation(v.field, v.description);
+                }
+                Status::with_error_details(Code::InvalidArgument, message, details)
+            }
+            Failure::TooManyItems { found, max } => Status::resource_exhausted(format!(
+                "a SolveBatch message carries {found} items; the limit is {max}"
+            )),
+            Failure::DeadlineExceeded => {
+                Status::deadline_exceeded("the deadline passed before the solver finished")
+            }
+            Failure::Cancelled => Status::cancelled("the call was cancelled"),
+            Failure::Overloaded => Status::resource_exhausted(
+                "the server is at its limit of concurrent work; retry with back-off",
+            ),
+            Failure::ShuttingDown => {
+                Status::unavailable("the server is shutting down; retry on another instance")
+            }
+            Failure::Panicked => Status::internal("internal error while solving this puzzle"),
+        }
+    }
+}
+
+impl Failure {
+    /// The same failure with `prefix.` before each field path, for items of a batch.
+    fn prefixed(self, prefix: &str) -> Failure {
+        match self {
+            Failure::Invalid(vs) => Failure::Invalid(
+                vs.into_iter()
+                    .map(|v| Violation {
+                        field: format!("{prefix}.{}", v.field),
+                        description: v.description,
+                    })
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+}
+
+fn violation(field: impl Into<String>, description: impl Into<String>) -> Failure {
+    Failure::Invalid(vec![Violation {
+        field: field.into(),
+        description: description.into(),
+    }])
+}
+
+fn grid_failure(field: &str, err: GridError) -> Failure {
+    let field = match &err {
+        GridError::OutOfRange { cell, .. } => format!("{field}.cells[{}]", cell.0),
+        GridError::WrongCount { .. } => format!("{field}.cells"),
+        GridError::WrongLength { .. } | GridError::BadChar { .. } => format!("{field}.text"),
+        GridError::Conflict { .. } => field.to_string(),
+    };
+    violation(field, err.to_string())
+}
+
+/// Reads a wire grid (exactly one form set) and checks its givens.
+fn parse_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, Form), Failure> {
+    let Some(g) = grid else {
+        return Err(violation(
+            field,
+            "required: set text (81 characters) or cells (81 integers)",
+        ));
+    };
+    let (parsed, form) = match (g.text.is_empty(), g.cells.is_empty()) {
+        (false, true) => (Grid::from_text(&g.text), Form::Text),
+        (true, false) => (Grid::from_cells(&g.cells), Form::Cells),
+        (false, false) => {
+            return Err(violation(field, "set only one of text and cells, not both"));
+        }
+        (true, true) => {
+            return Err(violation(
+                field,
+                "empty: set text (81 characters) or cells (81 integers)",
+            ));
+        }
+    };
+    let grid = parsed.map_err(|e| grid_failure(field, e))?;
+    grid.check_givens().map_err(|e| grid_failure(field, e))?;
+    Ok((grid, form))
+}
+
+/// Reads the options into the number of solutions to look for.
+fn parse_limit(options: Option<&pb::SolveOptions>, field: &str) -> Result<u32, Failure> {
+    let Some(o) = options else { return Ok(1) };
+    match pb::SolveMode::try_from(o.mode) {
+        Ok(pb::SolveMode::Unspecified | pb::SolveMode::Any) => Ok(1),
+        Ok(pb::SolveMode::Count) => match o.max_solutions {
+            0 => Ok(2),
+            n if n <= MAX_SOLUTIONS_LIMIT => Ok(n),
+            n => Err(violation(
+                format!("{field}.max_solutions"),
+                format!("{n} is out of range; expected 0 (default 2) to {MAX_SOLUTIONS_LIMIT}"),
+            )),
+        },
+        Err(_) => Err(violation(
+            format!("{field}.mode"),
+            format!("unknown mode {}", o.mode),
+        )),
+    }
+}
+
+/// The deadline the client set with `grpc-timeout`, if any.
+fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
+    let raw = metadata.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = raw.split_at(raw.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok()?;
+    let d = match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    };
+    Instant::now().checked_add(d)
+}
+
+fn outcome(answer: &Answer, limit: u32) -> pb::Outcome {
+    match (answer.count, answer.complete) {
+        (0, true) => pb::Outcome::NoSolution,
+        (0, false) => pb::Outcome::WorkLimitReached,
+        (1, _) if limit == 1 => pb::Outcome::Solved,
+        (1, true) => pb::Outcome::Solved,
+        (1, false) => pb::Outcome::WorkLimitReached,
+        _ => pb::Outcome::MultipleSolutions,
+    }
+}
+
+fn to_pb(answer: &Answer, job: &Job, elapsed: Duration) -> pb::Solution {
+    let grid = answer.solution.map(|s| match job.form {
+        Form::Text => pb::Grid {
+            text: s.to_text(),
+            cells: Vec::new(),
+        },
+        Form::Cells => pb::Grid {
+            text: String::new(),
+            cells: s.to_cells(),
+        },
+    });
+    pb::Solution {
+        outcome: outcome(answer, job.limit) as i32,
+        grid,
+        solution_count: u64::from(answer.count),
+        stats: Some(pb::SolveStats {
+            guesses: answer.stats.guesses,
+            nodes: answer.stats.nodes,
+            solve_time_us: elapsed.as_micros() as u64,
+        }),
+    }
+}
+
+/// Decrements the solving gauge when a solve ends, however it ends.
+struct SolvingGuard<'a>(&'a Gauges);
+
+impl Drop for SolvingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.solving.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+type SolveBatchStream = Pin<Box<dyn Stream<Item = Result<pb::SolveBatchResponse, Status>> + Send>>;
+
+impl Sudoku {
+    /// A service with `limits`; `shutdown` is cancelled when the server
+    /// starts draining.
+    pub fn new(limits: Limits, shutdown: CancellationToken) -> Sudoku {
+        Sudoku {
+            shared: Arc::new(Shared {
+                permits: Semaphore::new(limits.max_in_flight),
+                limits,
+                shutdown,
+                gauges: Arc::new(Gauges::default()),
+                panic_on: None,
+            }),
+        }
+    }
+
+    /// Test hook: solving exactly `grid` panics inside the solver path.
+    #[doc(hidden)]
+    pub fn with_panic_on(mut self, grid: Grid) -> Sudoku {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.panic_on = Some(grid);
+        }
+        self
+    }
+
+    /// The service's gauges, for metrics and tests.
+    pub fn gauges(&self) -> Arc<Gauges> {
+        self.shared.gauges.clone()
+    }
+
+    /// Solves one validated puzzle in node-budget slices, checking the
+    /// deadline and `cancelled` and yielding to other tasks between slices.
+    async fn solve_job(
+        &self,
+        job: &Job,
+        deadline: Option<Instant>,
+        cancelled: impl Fn() -> bool,
+    ) -> Result<pb::Solution, Failure> {
+        let shared = &*self.shared;
+        if shared.panic_on == Some(job.grid) {
+            panic!("test hook: panic while solving {}", job.grid);
+        }
+        shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
+        let _guard = SolvingGuard(&shared.gauges);
+        let limits = &shared.limits;
+        let mut solver = Solver::new(&job.grid, job.limit);
+        let mut elapsed = Duration::ZERO;
+        loop {
+            let spent = solver.answer().stats.nodes;
+            let left = limits.max_nodes.saturating_sub(spent);
+            if left == 0 {
+                break;
+            }
+            let started = Instant::now();
+            let progress = solver.resume(left.min(limits.slice_nodes));
+            let now = Instant::now();
+            elapsed += now - started;
+            if progress == Progress::Done {
+                break;
+            }
+            if deadline.is_some_and(|d| now >= d) {
+                return Err(Failure::DeadlineExceeded);
+            }
+            if cancelled() {
+                return Err(Failure::Cancelled);
+            }
+            tokio::task::yield_now().await;
+        }
+        shared
+            .gauges
+            .puzzles_answered
+            .fetch_add(1, Ordering::Relaxed);
+        Ok(to_pb(&solver.answer(), job, elapsed))
+    }
+
+    async fn solve_unary(
+        &self,
+        request: &pb::SolveRequest,
+        deadline: Option<Instant>,
+    ) -> Result<pb::Solution, Failure> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(Failure::ShuttingDown);
+        }
+        let (grid, form) = parse_grid(request.puzzle.as_ref(), "puzzle")?;
+        let limit = parse_limit(request.options.as_ref(), "options")?;
+        let _permit = self
+            .shared
+            .permits
+            .try_acquire()
+            .map_err(|_| Failure::Overloaded)?;
+        let job = Job { grid, form, limit };
+        // Dropping this future (client reset) drops the solver: nothing
+        // keeps running for a call nobody waits for.
+        self.solve_job(&job, deadline, || false).await
+    }
+
+    /// Answers one batch request message, item by item.
+    async fn solve_message(
+        &self,
+        request: pb::SolveBatchRequest,
+        deadline: Option<Instant>,
+        gone: &mpsc::Sender<Result<pb::SolveBatchResponse, Status>>,
+    ) -> pb::SolveBatchResponse {
+        let limit = parse_limit(request.options.as_ref(), "options");
+        let mut results = Vec::with_capacity(request.items.len());
+        for (i, item) in request.items.iter().enumerate() {
+            let outcome = match (&limit, parse_grid(item.puzzle.as_ref(), "puzzle")) {
+                (Err(e), _) => Err(e.clone()),
+                (_, Err(e)) => Err(e.prefixed(&format!("items[{i}]"))),
+                (Ok(limit), Ok((grid, form))) => {
+                    let job = Job {
+                        grid,
+                        form,
+                        limit: *limit,
+                    };
+                    AssertUnwindSafe(self.solve_job(&job, deadline, || gone.is_closed()))
+                        .catch_unwind()
+                        .await
+                        .unwrap_or(Err(Failure::Panicked))
+                }
+            };
+            let result = match outcome {
+                Ok(solution) => pb::batch_result::Result::Solution(solution),
+                Err(failure) => {
+                    if failure == Failure::Panicked {
+                        tracing::error!(id = item.id, "solver panicked on a batch item");
+                    }
+                    pb::batch_result::Result::Error(to_rpc_status(failure.into()))
+                }
+            };
+            results.push(pb::BatchResult {
+                id: item.id,
+                result: Some(result),
+            });
+        }
+        pb::SolveBatchResponse { results }
+    }
+}
+
+/// The google.rpc.Status a per-item failure travels as: the same code,
+/// message and details the unary call would have returned.
+fn to_rpc_status(status: Status) -> tonic_types::pb::Status {
+    if !status.details().is_empty()
+        && let Ok(decoded) = tonic_types::pb::Status::decode(status.details())
+    {
+        return decoded;
+    }
+    tonic_types::pb::Status {
+        code: status.code() as i32,
+        message: status.message().to_string(),
+        details: Vec::new(),
+    }
+}
+
+/// How a stream's reader stopped taking requests.
+enum StreamEnd {
+    /// The client half-closed: finish and end with OK.
+    HalfClosed,
+    /// The client went away or sent garbage: nothing more to say.
+    Broken,
+    /// Too many items in one message.
+    Failed(Failure),
+    /// The call's deadline passed.
+    Deadline,
+    /// The server is draining.
+    Shutdown,
+}
+
+#[tonic::async_trait]
+impl SudokuService for Sudoku {
+    async fn solve(
+        &self,
+        request: Request<pb::SolveRequest>,
+    ) -> Result<Response<pb::SolveResponse>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let span = tracing::debug_span!("call", method = "Solve", code = tracing::field::Empty);
+        let started = Instant::now();
+        let result = AssertUnwindSafe(self.solve_unary(request.get_ref(), deadline))
+            .catch_unwind()
+            .instrument(span.clone())
+            .await
+            .unwrap_or(Err(Failure::Panicked));
+        let _enter = span.enter();
+        match result {
+            Ok(solution) => {
+                span.record("code", "OK");
+                tracing::debug!(
+                    elapsed_us = started.elapsed().as_micros() as u64,
+                    "call done"
+                );
+                Ok(Response::new(pb::SolveResponse {
+                    solution: Some(solution),
+                }))
+            }
+            Err(failure) => {
+                let status = Status::from(failure.clone());
+                span.record("code", tracing::field::debug(status.code()));
+                if failure == Failure::Panicked {
+                    tracing::error!("handler panicked; answered INTERNAL");
+                } else {
+                    tracing::debug!(message = status.message(), "call failed");
+                }
+                Err(status)
+            }
+        }
+    }
+
+    type SolveBatchStream = SolveBatchStream;
+
+    async fn solve_batch(
+        &self,
+        request: Request<Streaming<pb::SolveBatchRequest>>,
+    ) -> Result<Response<Self::SolveBatchStream>, Status> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(Failure::ShuttingDown.into());
+        }
+        let deadline = deadline_of(request.metadata());
+        let mut inbound = request.into_inner();
+        let limits = self.shared.limits.clone();
+        let (tx, rx) = mpsc::channel(limits.stream_window);
+        let (work_tx, work_rx) =
+            async_channel::bounded::<pb::SolveBatchRequest>(limits.stream_window);
+        let span =
+            tracing::debug_span!("call", method = "SolveBatch", code = tracing::field::Empty);
+        let gauges = self.shared.gauges.clone();
+        gauges.open_streams.fetch_add(1, Ordering::Relaxed);
+
+        let mut workers = tokio::task::JoinSet::new();
+        for _ in 0..limits.stream_workers {
+            let svc = self.clone();
+            let work_rx = work_rx.clone();
+            let tx = tx.clone();
+            workers.spawn(
+                async move {
+                    while let Ok(msg) = work_rx.recv().await {
+                        // Streams wait for a server-wide permit rather than
+                        // failing: the wait pushes back on the sender.
+                        let Ok(_permit) = svc.shared.permits.acquire().await else {
+                            return;
+                        };
+                        let response = svc.solve_message(msg, deadline, &tx).await;
+                        if tx.send(Ok(response)).await.is_err() {
+                            return; // the client left
+                        }
+                    }
+                }
+                .instrument(span.clone()),
+            );
+        }
+        drop(work_rx);
+
+        let shutdown = self.shared.shutdown.clone();
+        let max_items = limits.max_batch_items;
+        tokio::spawn(
+            async move {
+                let sleep = async {
+                    match deadline {
+                        Some(d) => tokio::time::sleep_until(d.into()).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::pin!(sleep);
+                let end = loop {
+                    let msg = tokio::select! {
+                        biased;
+                        _ = shutdown.cancelled() => break StreamEnd::Shutdown,
+                        _ = &mut sleep => break StreamEnd::Deadline,
+                        _ = tx.closed() => break StreamEnd::Broken,
+                        msg = inbound.next() => msg,
+                    };
+                    match msg {
+                        None => break StreamEnd::HalfClosed,
+                        Some(Err(status)) => {
+                            tracing::debug!(code = ?status.code(), message = status.message(), "request stream broke");
+                            break StreamEnd::Broken;
+                        }
+                        Some(Ok(msg)) if msg.items.len() > max_items => {
+                            break StreamEnd::Failed(Failure::TooManyItems {
+                                found: msg.items.len(),
+                                max: max_items,
+                            });
+                        }
+                        Some(Ok(msg)) => {
+                            if work_tx.send(msg).await.is_err() {
+                                break StreamEnd::Broken;
+                            }
+                        }
+                    }
+                };
+                // Items already received are answered before the stream ends.
+                work_tx.close();
+                while workers.join_next().await.is_some() {}
+                let status = match end {
+                    StreamEnd::HalfClosed | StreamEnd::Broken => None,
+                    StreamEnd::Failed(f) => Some(Status::from(f)),
+                    StreamEnd::Deadline => Some(Status::from(Failure::DeadlineExceeded)),
+                    StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
+                };
+                let code = status.as_ref().map_or(Code::Ok, |s| s.code());
+                tracing::Span::current().record("code", tracing::field::debug(code));
+                tracing::debug!("stream done");
+                if let Some(status) = status {
+                    let _ = tx.send(Err(status)).await;
+                }
+                gauges.open_streams.fetch_sub(1, Ordering::Relaxed);
+            }
+            .instrument(span),
+        );
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeout_units() {
+        let mut m = MetadataMap::new();
+        m.insert("grpc-timeout", "5m".parse().unwrap());
+        let d = deadline_of(&m).unwrap();
+        assert!(d > Instant::now() && d <= Instant::now() + Duration::from_millis(5));
+        m.insert("grpc-timeout", "bogus".parse().unwrap());
+        assert!(deadline_of(&m).is_none());
+        m.insert("grpc-timeout", "1H".parse().unwrap());
+        assert!(deadline_of(&m).unwrap() > Instant::now() + Duration::from_secs(3500));
+    }
+
+    #[test]
+    fn outcomes() {
+        let a = |count, complete| Answer {
+            solution: None,
+            count,
+            complete,
+            stats: Default::default(),
+        };
+        assert_eq!(outcome(&a(0, true), 1), pb::Outcome::NoSolution);
+        assert_eq!(outcome(&a(0, false), 2), pb::Outcome::WorkLimitReached);
+        assert_eq!(outcome(&a(1, true), 1), pb::Outcome::Solved);
+        assert_eq!(outcome(&a(1, true), 2), pb::Outcome::Solved);
+        assert_eq!(outcome(&a(1, false), 2), pb::Outcome::WorkLimitReached);
+        assert_eq!(outcome(&a(2, true), 2), pb::Outcome::MultipleSolutions);
+    }
+
+    #[test]
+    fn both_forms_and_neither_are_rejected() {
+        let both = pb::Grid {
+            text: ".".repeat(81),
+            cells: vec![0; 81],
+        };
+        assert!(matches!(
+            parse_grid(Some(&both), "puzzle"),
+            Err(Failure::Invalid(_))
+        ));
+        assert!(matches!(
+            parse_grid(Some(&pb::Grid::default()), "puzzle"),
+            Err(Failure::Invalid(_))
+        ));
+        assert!(matches!(
+            parse_grid(None, "puzzle"),
+            Err(Failure::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn limits_are_checked() {
+        let count = |n| pb::SolveOptions {
+            mode: pb::SolveMode::Count as i32,
+            max_solutions: n,
+        };
+        assert_eq!(parse_limit(Some(&count(0)), "options"), Ok(2));
+        assert_eq!(parse_limit(Some(&count(7)), "options"), Ok(7));
+        assert!(parse_limit(Some(&count(MAX_SOLUTIONS_LIMIT + 1)), "options").is_err());
+        let bad_mode = pb::SolveOptions {
+            mode: 99,
+            max_solutions: 0,
+        };
+        assert!(parse_limit(Some(&bad_mode), "options").is_err());
+    }
+}

@@ -1,1 +1,5 @@
-fn main() {}
+//! `sudoku`: the command-line client. All of it lives in `sudoku_grpc::cli`.
+
+fn main() {
+    std::process::exit(sudoku_grpc::cli::main());
+}
