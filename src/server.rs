@@ -6,12 +6,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::pin::Pin;
+
 use anyhow::Context;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tonic::codec::CompressionEncoding;
-use tonic::transport::Server;
 use tonic_health::ServingStatus;
 
 use crate::config::{Config, LogFormat};
@@ -115,28 +118,32 @@ impl Prepared {
             .send_compressed(CompressionEncoding::Gzip)
             .send_compressed(CompressionEncoding::Zstd);
 
-        let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
-        let mut builder = Server::builder()
-            .tcp_nodelay(true)
-            .max_concurrent_streams(config.max_concurrent_streams)
-            .http2_keepalive_interval(secs(config.keepalive_interval_secs))
-            .http2_keepalive_timeout(secs(config.keepalive_timeout_secs));
-        if let Some(age) = secs(config.max_connection_age_secs) {
-            builder =
-                builder
-                    .max_connection_age(age)
-                    .max_connection_age_grace(Duration::from_secs(
-                        config.max_connection_age_grace_secs,
-                    ));
-        }
-        let router = builder
-            .add_service(health)
+        let routes = tonic::service::Routes::new(health)
             .add_service(reflection_v1)
             .add_service(reflection_v1alpha)
-            .add_service(sudoku);
+            .add_service(sudoku)
+            .prepare();
 
-        let (drain_tx, drain_rx) = tokio::sync::oneshot::channel::<()>();
-        let on_signal = {
+        // HTTP/2 is served with hyper directly rather than through tonic's
+        // Server: its built-in grpc-timeout layer answers an expired deadline
+        // with CANCELLED, where gRPC says DEADLINE_EXCEEDED. The handlers
+        // enforce deadlines themselves.
+        let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        let mut http2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+        http2
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(config.max_concurrent_streams)
+            .keep_alive_interval(secs(config.keepalive_interval_secs))
+            .keep_alive_timeout(Duration::from_secs(config.keepalive_timeout_secs.max(1)))
+            .max_header_list_size(16 << 10);
+        let max_age = secs(config.max_connection_age_secs);
+        let age_grace = Duration::from_secs(config.max_connection_age_grace_secs);
+        let drain = config.drain_timeout();
+
+        let connections = TaskTracker::new();
+        let stop_accepting = token.clone();
+        tracing::info!(addr = ?addr, "serving sudoku.v1.SudokuService, health and reflection");
+        let signal_handled = {
             let reporter = reporter.clone();
             let token = token.clone();
             async move {
@@ -149,32 +156,71 @@ impl Prepared {
                     .set_service_status("", ServingStatus::NotServing)
                     .await;
                 token.cancel();
-                let _ = drain_tx.send(());
             }
         };
-        tracing::info!(addr = ?addr, "serving sudoku.v1.SudokuService, health and reflection");
-        let serving =
-            router.serve_with_incoming_shutdown(TcpListenerStream::new(listener), on_signal);
-        tokio::pin!(serving);
-        let drain_timeout = config.drain_timeout();
-        let drain_deadline = async move {
-            if drain_rx.await.is_ok() {
-                tokio::time::sleep(drain_timeout).await;
-            } else {
-                std::future::pending::<()>().await;
-            }
-        };
-        tokio::select! {
-            result = &mut serving => {
-                result.context("server failed")?;
-                tracing::info!("drained; exiting");
-            }
-            _ = drain_deadline => {
-                tracing::warn!(
-                    drain_timeout_ms = config.drain_timeout_ms,
-                    "drain deadline passed; cutting the calls still in flight"
-                );
-            }
+        tokio::pin!(signal_handled);
+        loop {
+            let (stream, peer) = tokio::select! {
+                _ = &mut signal_handled => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let _ = stream.set_nodelay(true);
+            let conn = http2.serve_connection(
+                TokioIo::new(stream),
+                TowerToHyperService::new(routes.clone()),
+            );
+            let stop = stop_accepting.clone();
+            connections.spawn(async move {
+                tokio::pin!(conn);
+                let aged = async {
+                    match max_age {
+                        Some(age) => tokio::time::sleep(age).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::pin!(aged);
+                // First GOAWAY on shutdown or old age, then let calls finish.
+                let mut grace: Option<Pin<Box<tokio::time::Sleep>>> = None;
+                loop {
+                    tokio::select! {
+                        result = conn.as_mut() => {
+                            if let Err(e) = result {
+                                tracing::debug!(%peer, error = %e, "connection ended with an error");
+                            }
+                            break;
+                        }
+                        _ = stop.cancelled(), if grace.is_none() => {
+                            conn.as_mut().graceful_shutdown();
+                            grace = Some(Box::pin(tokio::time::sleep(drain)));
+                        }
+                        _ = &mut aged, if grace.is_none() => {
+                            conn.as_mut().graceful_shutdown();
+                            grace = Some(Box::pin(tokio::time::sleep(age_grace)));
+                        }
+                        _ = async { grace.as_mut().expect("guarded").await }, if grace.is_some() => {
+                            tracing::debug!(%peer, "grace after GOAWAY passed; closing");
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+        drop(listener);
+        connections.close();
+        match tokio::time::timeout(config.drain_timeout(), connections.wait()).await {
+            Ok(()) => tracing::info!("drained; exiting"),
+            Err(_) => tracing::warn!(
+                drain_timeout_ms = config.drain_timeout_ms,
+                "drain deadline passed; cutting the calls still in flight"
+            ),
         }
         Ok(())
     }

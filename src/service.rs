@@ -258,14 +258,12 @@ fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
     Instant::now().checked_add(d)
 }
 
-fn outcome(answer: &Answer, limit: u32) -> pb::Outcome {
-    match (answer.count, answer.complete) {
-        (0, true) => pb::Outcome::NoSolution,
-        (0, false) => pb::Outcome::WorkLimitReached,
-        (1, _) if limit == 1 => pb::Outcome::Solved,
-        (1, true) => pb::Outcome::Solved,
-        (1, false) => pb::Outcome::WorkLimitReached,
-        _ => pb::Outcome::MultipleSolutions,
+fn outcome(answer: &Answer) -> pb::Outcome {
+    match (answer.complete, answer.count) {
+        (false, _) => pb::Outcome::WorkLimitReached,
+        (true, 0) => pb::Outcome::NoSolution,
+        (true, 1) => pb::Outcome::Solved,
+        (true, _) => pb::Outcome::MultipleSolutions,
     }
 }
 
@@ -281,7 +279,7 @@ fn to_pb(answer: &Answer, job: &Job, elapsed: Duration) -> pb::Solution {
         },
     });
     pb::Solution {
-        outcome: outcome(answer, job.limit) as i32,
+        outcome: outcome(answer) as i32,
         grid,
         solution_count: u64::from(answer.count),
         stats: Some(pb::SolveStats {
@@ -638,12 +636,12 @@ mod tests {
             complete,
             stats: Default::default(),
         };
-        assert_eq!(outcome(&a(0, true), 1), pb::Outcome::NoSolution);
-        assert_eq!(outcome(&a(0, false), 2), pb::Outcome::WorkLimitReached);
-        assert_eq!(outcome(&a(1, true), 1), pb::Outcome::Solved);
-        assert_eq!(outcome(&a(1, true), 2), pb::Outcome::Solved);
-        assert_eq!(outcome(&a(1, false), 2), pb::Outcome::WorkLimitReached);
-        assert_eq!(outcome(&a(2, true), 2), pb::Outcome::MultipleSolutions);
+        assert_eq!(outcome(&a(0, true)), pb::Outcome::NoSolution);
+        assert_eq!(outcome(&a(0, false)), pb::Outcome::WorkLimitReached);
+        assert_eq!(outcome(&a(1, true)), pb::Outcome::Solved);
+        assert_eq!(outcome(&a(1, false)), pb::Outcome::WorkLimitReached);
+        assert_eq!(outcome(&a(2, true)), pb::Outcome::MultipleSolutions);
+        assert_eq!(outcome(&a(5, false)), pb::Outcome::WorkLimitReached);
     }
 
     #[test]
