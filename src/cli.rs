@@ -403,10 +403,13 @@ fn print_verdicts(
     out.flush()?;
     if failures > 0 {
         eprintln!(
-            "{} of {} puzzles not solved{}",
-            failures,
+            "{failures} of {} puzzles not solved{}",
             entries.len(),
-            if not_unique > 0 { " uniquely" } else { "" }
+            if not_unique > 0 {
+                format!(" ({not_unique} not unique)")
+            } else {
+                String::new()
+            }
         );
         return Ok(1);
     }

@@ -28,6 +28,10 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
 
+    /// Address to serve Prometheus metrics on (GET /metrics); off when unset.
+    #[arg(long, env = "SUDOKU_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
     /// Log format.
     #[arg(long, env = "SUDOKU_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

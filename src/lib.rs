@@ -21,6 +21,7 @@ pub mod cli;
 pub mod config;
 pub mod grid;
 pub mod input;
+pub mod metrics;
 pub mod server;
 pub mod service;
 pub mod solver;

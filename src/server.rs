@@ -99,6 +99,10 @@ impl Prepared {
             token,
         } = self;
         let addr = listener.local_addr().ok();
+        if let Some(metrics_addr) = config.metrics_listen {
+            crate::metrics::install(metrics_addr)?;
+            crate::metrics::spawn_publisher(service.gauges());
+        }
         let (reporter, health) = tonic_health::server::health_reporter();
         reporter.set_serving::<SudokuServiceServer<Sudoku>>().await;
 

@@ -59,15 +59,50 @@ impl Limits {
     }
 }
 
-/// Counters and gauges of the service's own work.
+/// Names of the puzzle outcomes counted in [`Gauges::puzzles`], in index order.
+pub const OUTCOME_NAMES: [&str; 6] = [
+    "solved",
+    "no_solution",
+    "multiple_solutions",
+    "work_limit_reached",
+    "invalid",
+    "failed",
+];
+
+/// Counters and gauges of the service's own work: plain atomics, published
+/// to metrics off the hot path.
 #[derive(Debug, Default)]
 pub struct Gauges {
     /// Puzzles being solved right now.
     pub solving: AtomicUsize,
-    /// Puzzles answered (any outcome) since start.
-    pub puzzles_answered: AtomicU64,
     /// SolveBatch streams open right now.
     pub open_streams: AtomicUsize,
+    /// Puzzles answered since start, by outcome (see [`OUTCOME_NAMES`]).
+    pub puzzles: [AtomicU64; 6],
+    /// SolveBatch request messages answered since start.
+    pub batch_messages: AtomicU64,
+}
+
+impl Gauges {
+    fn count(&self, kind: usize) {
+        self.puzzles[kind].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn count_outcome(&self, outcome: pb::Outcome) {
+        self.count(match outcome {
+            pb::Outcome::Solved | pb::Outcome::Unspecified => 0,
+            pb::Outcome::NoSolution => 1,
+            pb::Outcome::MultipleSolutions => 2,
+            pb::Outcome::WorkLimitReached => 3,
+        });
+    }
+
+    fn count_failure(&self, failure: &Failure) {
+        self.count(match failure {
+            Failure::Invalid(_) => 4,
+            _ => 5,
+        });
+    }
 }
 
 /// `sudoku.v1.SudokuService`: one per server, cheap to clone.
@@ -368,11 +403,9 @@ impl Sudoku {
             }
             tokio::task::yield_now().await;
         }
-        shared
-            .gauges
-            .puzzles_answered
-            .fetch_add(1, Ordering::Relaxed);
-        Ok(to_pb(&solver.answer(), job, elapsed))
+        let solution = to_pb(&solver.answer(), job, elapsed);
+        shared.gauges.count_outcome(solution.outcome());
+        Ok(solution)
     }
 
     async fn solve_unary(
@@ -424,6 +457,7 @@ impl Sudoku {
             let result = match outcome {
                 Ok(solution) => pb::batch_result::Result::Solution(solution),
                 Err(failure) => {
+                    self.shared.gauges.count_failure(&failure);
                     if failure == Failure::Panicked {
                         tracing::error!(id = item.id, "solver panicked on a batch item");
                     }
@@ -435,6 +469,10 @@ impl Sudoku {
                 result: Some(result),
             });
         }
+        self.shared
+            .gauges
+            .batch_messages
+            .fetch_add(1, Ordering::Relaxed);
         pb::SolveBatchResponse { results }
     }
 }
@@ -477,6 +515,7 @@ impl SudokuService for Sudoku {
         let deadline = deadline_of(request.metadata());
         let span = tracing::debug_span!("call", method = "Solve", code = tracing::field::Empty);
         let started = Instant::now();
+        crate::metrics::call_started("Solve");
         let result = AssertUnwindSafe(self.solve_unary(request.get_ref(), deadline))
             .catch_unwind()
             .instrument(span.clone())
@@ -486,6 +525,7 @@ impl SudokuService for Sudoku {
         match result {
             Ok(solution) => {
                 span.record("code", "OK");
+                crate::metrics::call_handled("Solve", Code::Ok, started.elapsed());
                 tracing::debug!(
                     elapsed_us = started.elapsed().as_micros() as u64,
                     "call done"
@@ -495,8 +535,10 @@ impl SudokuService for Sudoku {
                 }))
             }
             Err(failure) => {
+                self.shared.gauges.count_failure(&failure);
                 let status = Status::from(failure.clone());
-                span.record("code", tracing::field::debug(status.code()));
+                span.record("code", crate::metrics::code_name(status.code()));
+                crate::metrics::call_handled("Solve", status.code(), started.elapsed());
                 if failure == Failure::Panicked {
                     tracing::error!("handler panicked; answered INTERNAL");
                 } else {
@@ -526,6 +568,8 @@ impl SudokuService for Sudoku {
             tracing::debug_span!("call", method = "SolveBatch", code = tracing::field::Empty);
         let gauges = self.shared.gauges.clone();
         gauges.open_streams.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        crate::metrics::call_started("SolveBatch");
 
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..limits.stream_workers {
@@ -599,7 +643,8 @@ impl SudokuService for Sudoku {
                     StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
                 };
                 let code = status.as_ref().map_or(Code::Ok, |s| s.code());
-                tracing::Span::current().record("code", tracing::field::debug(code));
+                tracing::Span::current().record("code", crate::metrics::code_name(code));
+                crate::metrics::call_handled("SolveBatch", code, started.elapsed());
                 tracing::debug!("stream done");
                 if let Some(status) = status {
                     let _ = tx.send(Err(status)).await;

@@ -30,8 +30,10 @@ impl TestServer {
         tweak: impl FnOnce(&mut Config),
         hook: impl FnOnce(Sudoku) -> Sudoku,
     ) -> TestServer {
-        let mut config = Config::default();
-        config.listen = "127.0.0.1:0".parse().unwrap();
+        let mut config = Config {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            ..Config::default()
+        };
         tweak(&mut config);
         let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
         let prepared = Prepared::with_listener(config, listener).map_service(hook);

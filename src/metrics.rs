@@ -1,0 +1,108 @@
+//! Prometheus metrics on their own address (`--metrics-listen`), through the
+//! `metrics` facade. Without a listener no recorder is installed and every
+//! call below is a no-op.
+//!
+//! | name | kind | labels |
+//! |---|---|---|
+//! | `grpc_server_started_total` | counter | `grpc_method` |
+//! | `grpc_server_handled_total` | counter | `grpc_method`, `grpc_code` |
+//! | `grpc_server_handling_seconds` | histogram | `grpc_method` |
+//! | `sudoku_puzzles_total` | counter | `outcome` (solved, no_solution, multiple_solutions, work_limit_reached, invalid, failed) |
+//! | `sudoku_solving` | gauge | puzzles being solved now |
+//! | `sudoku_streams_open` | gauge | SolveBatch streams open now |
+//! | `sudoku_batch_messages_total` | counter | SolveBatch request messages answered |
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Context;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use tonic::Code;
+
+use crate::service::{Gauges, OUTCOME_NAMES};
+
+/// Installs the Prometheus recorder and serves it on `addr` (any path,
+/// `/metrics` by convention).
+pub fn install(addr: SocketAddr) -> anyhow::Result<()> {
+    PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(
+            Matcher::Full("grpc_server_handling_seconds".into()),
+            &[
+                0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05,
+                0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ],
+        )
+        .context("bad histogram buckets")?
+        .install()
+        .with_context(|| format!("cannot serve metrics on {addr}"))?;
+    tracing::info!(%addr, "serving Prometheus metrics");
+    Ok(())
+}
+
+/// Copies the service's own atomic counters into the recorder twice a
+/// second, so the hot path pays one relaxed atomic add per puzzle and
+/// nothing for label lookups.
+pub fn spawn_publisher(gauges: Arc<Gauges>) {
+    tokio::spawn(async move {
+        let solving = metrics::gauge!("sudoku_solving");
+        let streams = metrics::gauge!("sudoku_streams_open");
+        let messages = metrics::counter!("sudoku_batch_messages_total");
+        let outcomes: Vec<_> = OUTCOME_NAMES
+            .iter()
+            .map(|name| metrics::counter!("sudoku_puzzles_total", "outcome" => *name))
+            .collect();
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            tick.tick().await;
+            solving.set(gauges.solving.load(Ordering::Relaxed) as f64);
+            streams.set(gauges.open_streams.load(Ordering::Relaxed) as f64);
+            messages.absolute(gauges.batch_messages.load(Ordering::Relaxed));
+            for (counter, value) in outcomes.iter().zip(gauges.puzzles.iter()) {
+                counter.absolute(value.load(Ordering::Relaxed));
+            }
+        }
+    });
+}
+
+/// A call started.
+pub fn call_started(method: &'static str) {
+    metrics::counter!("grpc_server_started_total", "grpc_method" => method).increment(1);
+}
+
+/// A call ended with `code` after `elapsed`.
+pub fn call_handled(method: &'static str, code: Code, elapsed: Duration) {
+    metrics::counter!(
+        "grpc_server_handled_total",
+        "grpc_method" => method,
+        "grpc_code" => code_name(code)
+    )
+    .increment(1);
+    metrics::histogram!("grpc_server_handling_seconds", "grpc_method" => method)
+        .record(elapsed.as_secs_f64());
+}
+
+/// The canonical upper-case name of a gRPC code.
+pub fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}

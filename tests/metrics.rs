@@ -1,0 +1,84 @@
+//! Prometheus metrics on their own address. One server per process: the
+//! metrics recorder is global.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use common::{CLASSIC, TestServer};
+use sudoku_grpc::pb;
+
+fn scrape(addr: std::net::SocketAddr) -> String {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).unwrap();
+    body
+}
+
+#[tokio::test]
+async fn metrics_count_calls_codes_and_puzzles() {
+    let metrics_addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let server = TestServer::start_with(|c| c.metrics_listen = Some(metrics_addr), |s| s).await;
+    let mut client = server.client().await;
+    let good = pb::SolveRequest {
+        puzzle: Some(pb::Grid {
+            text: CLASSIC.into(),
+            cells: vec![],
+        }),
+        options: None,
+    };
+    for _ in 0..3 {
+        client.solve(good.clone()).await.unwrap();
+    }
+    let bad = pb::SolveRequest {
+        puzzle: Some(pb::Grid {
+            text: "1".into(),
+            cells: vec![],
+        }),
+        options: None,
+    };
+    assert!(client.solve(bad).await.is_err());
+    let batch = pb::SolveBatchRequest {
+        items: (0..5)
+            .map(|id| pb::BatchItem {
+                id,
+                puzzle: good.puzzle.clone(),
+            })
+            .collect(),
+        options: None,
+    };
+    let mut out = client
+        .solve_batch(tokio_stream::iter(vec![batch]))
+        .await
+        .unwrap()
+        .into_inner();
+    while out.message().await.unwrap().is_some() {}
+    // The publisher copies the counters twice a second.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let text = tokio::task::spawn_blocking(move || scrape(metrics_addr))
+        .await
+        .unwrap();
+    for line in [
+        r#"grpc_server_handled_total{grpc_method="Solve",grpc_code="OK"} 3"#,
+        r#"grpc_server_handled_total{grpc_method="Solve",grpc_code="INVALID_ARGUMENT"} 1"#,
+        r#"grpc_server_handled_total{grpc_method="SolveBatch",grpc_code="OK"} 1"#,
+        r#"sudoku_puzzles_total{outcome="solved"} 8"#,
+        r#"sudoku_puzzles_total{outcome="invalid"} 1"#,
+        "sudoku_solving 0",
+        "sudoku_streams_open 0",
+        "sudoku_batch_messages_total 1",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+    assert!(text.contains(r#"grpc_server_handling_seconds_bucket{grpc_method="Solve""#));
+}
