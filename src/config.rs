@@ -66,7 +66,7 @@ pub struct Config {
     pub max_batch_items: usize,
 
     /// Largest request message accepted, in bytes (after decompression);
-    /// larger ones get RESOURCE_EXHAUSTED.
+    /// a larger one fails the call with OUT_OF_RANGE.
     #[arg(long, env = "SUDOKU_MAX_MESSAGE_BYTES", default_value_t = 1 << 20)]
     pub max_message_bytes: usize,
 

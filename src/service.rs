@@ -496,8 +496,11 @@ fn to_rpc_status(status: Status) -> tonic_types::pb::Status {
 enum StreamEnd {
     /// The client half-closed: finish and end with OK.
     HalfClosed,
-    /// The client went away or sent garbage: nothing more to say.
+    /// The client went away: nothing more to say.
     Broken,
+    /// The request stream failed (a message over the size limit, a bad
+    /// encoding): end with its status.
+    BadRequestStream(Status),
     /// Too many items in one message.
     Failed(Failure),
     /// The call's deadline passed.
@@ -618,7 +621,7 @@ impl SudokuService for Sudoku {
                         None => break StreamEnd::HalfClosed,
                         Some(Err(status)) => {
                             tracing::debug!(code = ?status.code(), message = status.message(), "request stream broke");
-                            break StreamEnd::Broken;
+                            break StreamEnd::BadRequestStream(status);
                         }
                         Some(Ok(msg)) if msg.items.len() > max_items => {
                             break StreamEnd::Failed(Failure::TooManyItems {
@@ -639,6 +642,7 @@ impl SudokuService for Sudoku {
                 let status = match end {
                     StreamEnd::HalfClosed | StreamEnd::Broken => None,
                     StreamEnd::Failed(f) => Some(Status::from(f)),
+                    StreamEnd::BadRequestStream(status) => Some(status),
                     StreamEnd::Deadline => Some(Status::from(Failure::DeadlineExceeded)),
                     StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
                 };

@@ -687,3 +687,29 @@ async fn shutdown_drains_streams_and_refuses_new_calls() {
         .await;
     assert!(again.is_err());
 }
+
+#[tokio::test]
+async fn oversized_messages_are_out_of_range_and_the_server_stays_up() {
+    let server = TestServer::start_with(|c| c.max_message_bytes = 64 << 10, |s| s).await;
+    let mut client = server.client().await;
+    let huge = "1".repeat(100 << 10);
+    let status = client
+        .solve(solve_req(text(&huge), None))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::OutOfRange, "{status:?}");
+    let mut out = client
+        .solve_batch(tokio_stream::iter(vec![pb::SolveBatchRequest {
+            items: vec![pb::BatchItem {
+                id: 1,
+                puzzle: text(&huge),
+            }],
+            options: None,
+        }]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(out.message().await.unwrap_err().code(), Code::OutOfRange);
+    let r = client.solve(solve_req(text(CLASSIC), None)).await.unwrap();
+    assert_eq!(r.into_inner().solution.unwrap().outcome(), Outcome::Solved);
+}
