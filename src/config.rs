@@ -2,6 +2,7 @@
 //! and each has a default, so `sudoku-server` with no arguments just runs.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
@@ -27,6 +28,20 @@ pub struct Config {
     /// Address to listen on for gRPC (plaintext HTTP/2).
     #[arg(long, env = "SUDOKU_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
+
+    /// PEM certificate chain for TLS; with --tls-key, the server speaks TLS
+    /// (HTTP/2 over TLS, ALPN h2) instead of plaintext h2c.
+    #[arg(long, env = "SUDOKU_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key for --tls-cert.
+    #[arg(long, env = "SUDOKU_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// PEM CA certificates: when set, clients must present a certificate
+    /// signed by one of them (mutual TLS).
+    #[arg(long, env = "SUDOKU_TLS_CLIENT_CA", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
 
     /// Address to serve Prometheus metrics on (GET /metrics); off when unset.
     #[arg(long, env = "SUDOKU_METRICS_LISTEN")]

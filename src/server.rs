@@ -144,6 +144,12 @@ impl Prepared {
         let age_grace = Duration::from_secs(config.max_connection_age_grace_secs);
         let drain = config.drain_timeout();
 
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => {
+                Some(tls_acceptor(cert, key, config.tls_client_ca.as_deref())?)
+            }
+            _ => None,
+        };
         let connections = TaskTracker::new();
         let stop_accepting = token.clone();
         tracing::info!(addr = ?addr, "serving sudoku.v1.SudokuService, health and reflection");
@@ -177,45 +183,35 @@ impl Prepared {
                 },
             };
             let _ = stream.set_nodelay(true);
-            let conn = http2.serve_connection(
-                TokioIo::new(stream),
-                TowerToHyperService::new(routes.clone()),
-            );
-            let stop = stop_accepting.clone();
-            connections.spawn(async move {
-                tokio::pin!(conn);
-                let aged = async {
-                    match max_age {
-                        Some(age) => tokio::time::sleep(age).await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::pin!(aged);
-                // First GOAWAY on shutdown or old age, then let calls finish.
-                let mut grace: Option<Pin<Box<tokio::time::Sleep>>> = None;
-                loop {
-                    tokio::select! {
-                        result = conn.as_mut() => {
-                            if let Err(e) = result {
-                                tracing::debug!(%peer, error = %e, "connection ended with an error");
-                            }
-                            break;
-                        }
-                        _ = stop.cancelled(), if grace.is_none() => {
-                            conn.as_mut().graceful_shutdown();
-                            grace = Some(Box::pin(tokio::time::sleep(drain)));
-                        }
-                        _ = &mut aged, if grace.is_none() => {
-                            conn.as_mut().graceful_shutdown();
-                            grace = Some(Box::pin(tokio::time::sleep(age_grace)));
-                        }
-                        _ = async { grace.as_mut().expect("guarded").await }, if grace.is_some() => {
-                            tracing::debug!(%peer, "grace after GOAWAY passed; closing");
-                            break;
-                        }
-                    }
+            let conn = Connection {
+                http2: http2.clone(),
+                routes: routes.clone(),
+                peer,
+                stop: stop_accepting.clone(),
+                max_age,
+                age_grace,
+                drain,
+            };
+            match tls.clone() {
+                None => {
+                    connections.spawn(conn.serve(stream));
                 }
-            });
+                Some(acceptor) => {
+                    connections.spawn(async move {
+                        // The handshake runs in the connection's task so a
+                        // slow or wrong client never holds up accept.
+                        match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream))
+                            .await
+                        {
+                            Ok(Ok(tls)) => conn.serve(tls).await,
+                            Ok(Err(e)) => {
+                                tracing::debug!(%peer, error = %e, "TLS handshake failed")
+                            }
+                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        }
+                    });
+                }
+            }
         }
         drop(listener);
         connections.close();
@@ -228,6 +224,118 @@ impl Prepared {
         }
         Ok(())
     }
+}
+
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One accepted connection and how to run it.
+struct Connection {
+    http2: hyper::server::conn::http2::Builder<TokioExecutor>,
+    routes: tonic::service::Routes,
+    peer: SocketAddr,
+    stop: CancellationToken,
+    max_age: Option<Duration>,
+    age_grace: Duration,
+    drain: Duration,
+}
+
+impl Connection {
+    /// Serves HTTP/2 on `io` until the peer leaves, or until a GOAWAY (on
+    /// shutdown or old age) and its grace period are over.
+    async fn serve<I>(self, io: I)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let Connection {
+            http2,
+            routes,
+            peer,
+            stop,
+            max_age,
+            age_grace,
+            drain,
+        } = self;
+        let conn = http2.serve_connection(TokioIo::new(io), TowerToHyperService::new(routes));
+        tokio::pin!(conn);
+        let aged = async {
+            match max_age {
+                Some(age) => tokio::time::sleep(age).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(aged);
+        let mut grace: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        loop {
+            tokio::select! {
+                result = conn.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                    break;
+                }
+                _ = stop.cancelled(), if grace.is_none() => {
+                    conn.as_mut().graceful_shutdown();
+                    grace = Some(Box::pin(tokio::time::sleep(drain)));
+                }
+                _ = &mut aged, if grace.is_none() => {
+                    conn.as_mut().graceful_shutdown();
+                    grace = Some(Box::pin(tokio::time::sleep(age_grace)));
+                }
+                _ = async { grace.as_mut().expect("guarded").await }, if grace.is_some() => {
+                    tracing::debug!(%peer, "grace after GOAWAY passed; closing");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// A TLS acceptor for `cert` and `key` (PEM), asking for client
+/// certificates signed by `client_ca` when given. Uses the ring provider
+/// only, and offers HTTP/2 alone through ALPN.
+fn tls_acceptor(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    client_ca: Option<&std::path::Path>,
+) -> anyhow::Result<tokio_rustls::TlsAcceptor> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls;
+
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .with_context(|| format!("cannot read certificates from {}", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("cannot read a private key from {}", key.display()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .context("TLS protocol versions")?;
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(path) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for ca in CertificateDer::pem_file_iter(path)
+                .with_context(|| format!("cannot read client CA from {}", path.display()))?
+            {
+                roots
+                    .add(ca.with_context(|| format!("bad certificate in {}", path.display()))?)
+                    .with_context(|| format!("bad client CA in {}", path.display()))?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .context("client certificate verifier")?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut tls = builder
+        .with_single_cert(certs, key)
+        .context("the TLS certificate and key do not match")?;
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(tls)))
 }
 
 /// Resolves on SIGTERM or SIGINT (Ctrl-C).
