@@ -138,10 +138,13 @@ fn server_accepts_and_answers_zstd_from_curl() {
     );
 
     // An encoding the server lacks: UNIMPLEMENTED, and the header says what
-    // it accepts.
+    // it accepts. The body is empty: the server answers from the headers
+    // alone and resets the stream, and curl 7.88 sometimes reports that
+    // reset as an error (exit 92) while it is still sending a body.
+    std::fs::write(dir.join("empty.bin"), b"").unwrap();
     let (headers, _) = post(
         &server,
-        &dir.join("frame.bin"),
+        &dir.join("empty.bin"),
         &["grpc-encoding: deflate"],
         &dir,
     );
