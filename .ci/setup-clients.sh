@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs what the other-language client tests need (tests/python_client.rs,
+# tests/node_client.rs, tests/buf.rs, tests/zstd_curl.rs) on a fresh Debian
+# machine, as root, without questions. Safe to run again: each step is
+# skipped when its result is already there and current.
+#
+#   - python3 with venv, then a virtualenv in ${CARGO_TARGET_DIR:-target}/py-venv
+#     with examples/python/requirements.txt (the same path the tests use)
+#   - node and npm, then `npm ci` in examples/node and tools/buf (buf comes
+#     from the @bufbuild/buf npm package)
+#   - curl (with HTTP/2) and zstd, for the zstd test
+#
+# Usage: bash .ci/setup-clients.sh     (from anywhere; CI runs it before cargo test)
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$repo/$target" ;; esac
+
+apt_updated=no
+apt_install() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "clients-setup: need root to apt-get install $*" >&2
+    return 1
+  fi
+  if [ "$apt_updated" = no ]; then
+    apt-get update -qq
+    apt_updated=yes
+  fi
+  apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# Python with venv and pip (Debian splits venv/ensurepip into python3-venv).
+if ! command -v python3 >/dev/null || ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  apt_install python3 python3-venv python3-pip
+fi
+# Node and npm.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  apt_install nodejs npm
+fi
+# curl with HTTP/2 and the zstd command, for tests/zstd_curl.rs.
+if ! command -v zstd >/dev/null || ! curl --version 2>/dev/null | grep -q 'HTTP2'; then
+  apt_install curl zstd ca-certificates
+fi
+
+# The virtualenv, reused while requirements.txt is unchanged (the stamp is
+# the file the tests compare too).
+venv="$target/py-venv"
+req="$repo/examples/python/requirements.txt"
+if [ ! -x "$venv/bin/python" ]; then
+  mkdir -p "$target"
+  python3 -m venv "$venv"
+fi
+if ! cmp -s "$req" "$venv/.sudoku-requirements"; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+  cp "$req" "$venv/.sudoku-requirements"
+fi
+
+# npm packages from the lock files, reused while a lock file is unchanged.
+for dir in "$repo/examples/node" "$repo/tools/buf"; do
+  if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.sudoku-lock"; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$dir/package-lock.json" "$dir/node_modules/.sudoku-lock"
+  fi
+done
+
+echo "clients-setup: python $("$venv/bin/python" --version 2>&1 | cut -d' ' -f2)," \
+  "node $(node --version), buf $("$repo/tools/buf/node_modules/.bin/buf" --version)," \
+  "$(zstd --version | head -1)"

@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+// Example Node.js client of sudoku.v1.SudokuService, with @grpc/grpc-js and
+// @grpc/proto-loader (the contract is loaded from ../../proto at run time; no
+// code generation step).
+//
+// It makes one Solve call, then solves a batch through one SolveBatch stream,
+// matching results to puzzles by id, and checks every answer, so it doubles
+// as an end-to-end test (tests/node_client.rs runs it against the real server).
+//
+// Usage:  node client.js [host:port]        (default 127.0.0.1:50051)
+// Exit status 0 when every check passed; 1 with a "FAIL:" line otherwise.
+
+'use strict';
+
+const path = require('node:path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const PROTO_DIR = process.env.SUDOKU_PROTO_DIR || path.join(__dirname, '..', '..', 'proto');
+const target = process.argv[2] || '127.0.0.1:50051';
+
+// includeDirs: proto/ holds sudoku/v1/sudoku.proto and the vendored
+// google/rpc/status.proto it imports; google/protobuf/any.proto comes with
+// protobufjs.
+const definition = protoLoader.loadSync('sudoku/v1/sudoku.proto', {
+  includeDirs: [PROTO_DIR],
+  keepCase: false, // fields in lowerCamelCase: solveTimeUs, solutionCount...
+  longs: String, // uint64 (ids, counts, stats) as decimal strings
+  enums: String, // enums by name: 'OUTCOME_SOLVED'
+  defaults: true,
+  oneofs: true, // BatchResult.result names the member that is set
+});
+const sudoku = grpc.loadPackageDefinition(definition).sudoku.v1;
+
+// Retry UNAVAILABLE (a server shutting down) with exponential back-off; see
+// examples/python/client.py for the reasoning. grpc-js applies it when
+// grpc.enable_retries is on (the default).
+const serviceConfig = {
+  methodConfig: [
+    {
+      name: [{ service: 'sudoku.v1.SudokuService' }],
+      retryPolicy: {
+        maxAttempts: 4,
+        initialBackoff: '0.1s',
+        maxBackoff: '1s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
+    },
+  ],
+};
+
+const client = new sudoku.SudokuService(target, grpc.credentials.createInsecure(), {
+  'grpc.service_config': JSON.stringify(serviceConfig),
+  // Compress requests with gzip (the server accepts gzip and zstd).
+  'grpc.default_compression_algorithm': 2,
+});
+
+const PUZZLE =
+  '53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79';
+const BATCH = [
+  '4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......',
+  '52...6.........7.13...........4..8..6......5...........418.........3..2...87.....',
+  '6.....8.3.4.7.................5.4.7.3..2.....1.6.......2.....5.....8.6......1....',
+  PUZZLE,
+];
+const CLASHING = '5.......5' + '.'.repeat(72); // two 5s in row 0
+
+function deadline(seconds) {
+  return new Date(Date.now() + seconds * 1000);
+}
+
+// True when `solution` is a full valid grid that keeps `puzzle`'s givens.
+function isValidSolution(puzzle, solution) {
+  if (typeof solution !== 'string' || !/^[1-9]{81}$/.test(solution)) return false;
+  for (let i = 0; i < 81; i++) {
+    if (puzzle[i] !== '.' && puzzle[i] !== '0' && puzzle[i] !== solution[i]) return false;
+  }
+  for (let u = 0; u < 9; u++) {
+    const row = [], col = [], box = [];
+    for (let k = 0; k < 9; k++) {
+      row.push(solution[u * 9 + k]);
+      col.push(solution[k * 9 + u]);
+      const r = 3 * Math.floor(u / 3) + Math.floor(k / 3);
+      const c = 3 * (u % 3) + (k % 3);
+      box.push(solution[r * 9 + c]);
+    }
+    for (const unit of [row, col, box]) {
+      if (unit.sort().join('') !== '123456789') return false;
+    }
+  }
+  return true;
+}
+
+function check(condition, what) {
+  if (!condition) throw new Error(what);
+}
+
+function solve(puzzle) {
+  return new Promise((resolve, reject) => {
+    client.solve({ puzzle: { text: puzzle } }, { deadline: deadline(10) }, (err, response) =>
+      err ? reject(err) : resolve(response),
+    );
+  });
+}
+
+// Sends `messages` (arrays of {id, puzzle}) on one SolveBatch stream and
+// resolves with every BatchResult, keyed by id.
+function solveBatch(messages) {
+  return new Promise((resolve, reject) => {
+    const results = new Map();
+    const call = client.solveBatch({ deadline: deadline(30) });
+    call.on('data', (response) => {
+      // Responses come in completion order: match them by id.
+      for (const result of response.results) results.set(result.id, result);
+    });
+    call.on('error', reject);
+    call.on('end', () => resolve(results));
+    for (const items of messages) {
+      call.write({ items: items.map(({ id, puzzle }) => ({ id, puzzle: { text: puzzle } })) });
+    }
+    call.end(); // half-close: the server answers what it has, then ends with OK
+  });
+}
+
+async function main() {
+  const one = await solve(PUZZLE);
+  check(one.solution.outcome === 'OUTCOME_SOLVED', `Solve outcome ${one.solution.outcome}`);
+  check(isValidSolution(PUZZLE, one.solution.grid.text), 'Solve: invalid solution');
+  console.log(`ok: Solve -> ${one.solution.grid.text} (${one.solution.stats.nodes} nodes)`);
+
+  // Two request messages: the batch, then a second one holding a bad puzzle.
+  const items = BATCH.map((puzzle, i) => ({ id: String(i + 1), puzzle }));
+  const bad = { id: '99', puzzle: CLASHING };
+  const results = await solveBatch([items, [bad]]);
+  check(results.size === items.length + 1, `SolveBatch: ${results.size} results`);
+  for (const { id, puzzle } of items) {
+    const result = results.get(id);
+    check(result && result.result === 'solution', `item ${id}: no solution`);
+    check(result.solution.outcome === 'OUTCOME_SOLVED', `item ${id}: ${result.solution.outcome}`);
+    check(isValidSolution(puzzle, result.solution.grid.text), `item ${id}: invalid solution`);
+  }
+  const rejected = results.get('99');
+  check(rejected && rejected.result === 'error', 'item 99 should carry an error');
+  check(rejected.error.code === grpc.status.INVALID_ARGUMENT, `item 99 code ${rejected.error.code}`);
+  check(/row 0/.test(rejected.error.message), `item 99 message ${rejected.error.message}`);
+  console.log(`ok: SolveBatch -> ${items.length} solved; item 99: ${rejected.error.message}`);
+
+  // A Solve error carries its status code and message.
+  try {
+    await solve(CLASHING);
+    throw new Error('Solve accepted clashing givens');
+  } catch (err) {
+    check(err.code === grpc.status.INVALID_ARGUMENT, `Solve error code ${err.code}`);
+    console.log(`ok: Solve(clashing) -> INVALID_ARGUMENT: ${err.details}`);
+  }
+}
+
+main()
+  .then(() => {
+    console.log('all checks passed');
+    client.close();
+  })
+  .catch((err) => {
+    console.log(`FAIL: ${err.message || err}`);
+    client.close();
+    process.exitCode = 1;
+  });

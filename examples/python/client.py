@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Example Python client of sudoku.v1.SudokuService.
+
+Copy it and keep what you need. It walks through everything a client of the
+service is likely to use, and checks each answer, so it doubles as an
+end-to-end test (tests/python_client.rs runs it against the real server):
+
+  1. Solve (text and cells forms), gzip-compressed on the wire
+  2. SolveBatch: a stream of request messages, results matched by id,
+     including a bad item that gets its own google.rpc.Status
+  3. INVALID_ARGUMENT with google.rpc.BadRequest details (grpcio-status)
+  4. grpc.health.v1 Check and Watch (grpcio-health-checking)
+  5. server reflection, v1 and v1alpha (grpcio-reflection)
+  6. compression: gzip works; zstd is reported (grpcio cannot send it)
+
+The channel carries a service config with a retry policy (UNAVAILABLE is
+retried with exponential back-off) and a default deadline: see
+SERVICE_CONFIG below.
+
+Stubs are generated from ../../proto at start-up with grpcio-tools
+(`python -m grpc_tools.protoc`, which bundles protoc), into a temporary
+directory, or into --stubs DIR to keep them.
+
+Usage:  python client.py [--target 127.0.0.1:50051] [--proto-dir DIR]
+Exit status 0 when every check passed; 1 with a "FAIL:" line otherwise.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import grpc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_PROTO_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "proto"))
+SERVICE = "sudoku.v1.SudokuService"
+
+# The channel's service config (https://grpc.io/docs/guides/retry/).
+# - retryPolicy: UNAVAILABLE means "this instance is shutting down or not
+#   reachable right now", so the call is retried, up to 4 attempts in all,
+#   waiting a random time up to 0.1 s, 0.2 s, 0.4 s (capped at 1 s) between
+#   attempts. Other codes are not retried: INVALID_ARGUMENT would fail again,
+#   and RESOURCE_EXHAUSTED (server overloaded) is better left to the
+#   application's own back-off. A SolveBatch stream is retried only until
+#   the server has sent its first response.
+# - timeout: the deadline of every call that sets none of its own.
+SERVICE_CONFIG = {
+    "methodConfig": [
+        {
+            "name": [{"service": SERVICE}],
+            "timeout": "30s",
+            "retryPolicy": {
+                "maxAttempts": 4,
+                "initialBackoff": "0.1s",
+                "maxBackoff": "1s",
+                "backoffMultiplier": 2,
+                "retryableStatusCodes": ["UNAVAILABLE"],
+            },
+        }
+    ]
+}
+
+CHANNEL_OPTIONS = [
+    ("grpc.enable_retries", 1),
+    ("grpc.service_config", json.dumps(SERVICE_CONFIG)),
+]
+
+# A classic puzzle with one solution ('.' is a blank).
+PUZZLE = (
+    "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
+)
+# Harder ones for the batch.
+BATCH_PUZZLES = [
+    "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......",
+    "52...6.........7.13...........4..8..6......5...........418.........3..2...87.....",
+    "6.....8.3.4.7.................5.4.7.3..2.....1.6.......2.....5.....8.6......1....",
+]
+# Two 5s in row 0 (cells (0, 0) and (0, 8)): the givens break the rules.
+CLASHING = "5.......5" + "." * 72
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise CheckFailed(what)
+
+
+def generate_stubs(proto_dir, out_dir):
+    """Runs protoc (bundled in grpcio-tools) on the contract; returns the
+    generated modules. google/rpc/status.proto is not generated: its Python
+    module comes with googleapis-common-protos (a grpcio-status dependency)."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "grpc_tools.protoc",
+        f"-I{proto_dir}",
+        f"--python_out={out_dir}",
+        f"--grpc_python_out={out_dir}",
+        "sudoku/v1/sudoku.proto",
+    ]
+    subprocess.run(cmd, check=True)
+    sys.path.insert(0, out_dir)
+    from sudoku.v1 import sudoku_pb2, sudoku_pb2_grpc
+
+    return sudoku_pb2, sudoku_pb2_grpc
+
+
+def is_valid_solution(puzzle, solution):
+    """True when `solution` is a full valid grid that keeps `puzzle`'s givens."""
+    if len(solution) != 81 or not all(c in "123456789" for c in solution):
+        return False
+    for p, s in zip(puzzle, solution):
+        if p not in ".0" and p != s:
+            return False
+    units = []
+    for i in range(9):
+        units.append([i * 9 + c for c in range(9)])  # row
+        units.append([r * 9 + i for r in range(9)])  # column
+        br, bc = 3 * (i // 3), 3 * (i % 3)
+        units.append([(br + r) * 9 + bc + c for r in range(3) for c in range(3)])
+    return all(sorted(solution[i] for i in unit) == list("123456789") for unit in units)
+
+
+def bad_request_of(status_proto):
+    """The google.rpc.BadRequest among a google.rpc.Status's details, if any."""
+    from google.rpc import error_details_pb2
+
+    for detail in status_proto.details:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            return bad
+    return None
+
+
+def demo_solve(pb, stub):
+    # Unary call, gzip-compressed request (the server answers gzip too).
+    request = pb.SolveRequest(puzzle=pb.Grid(text=PUZZLE))
+    response = stub.Solve(request, compression=grpc.Compression.Gzip)
+    sol = response.solution
+    check(sol.outcome == pb.OUTCOME_SOLVED, f"Solve outcome {sol.outcome}")
+    check(is_valid_solution(PUZZLE, sol.grid.text), "Solve: invalid solution")
+    print(f"ok: Solve (gzip) -> {sol.grid.text} in {sol.stats.nodes} nodes")
+
+    # The cells form: the answer comes back in the form it was asked in.
+    cells = [0 if c == "." else int(c) for c in PUZZLE]
+    options = pb.SolveOptions(mode=pb.SOLVE_MODE_COUNT, max_solutions=2)
+    response = stub.Solve(pb.SolveRequest(puzzle=pb.Grid(cells=cells), options=options))
+    sol = response.solution
+    text = "".join(str(v) for v in sol.grid.cells)
+    check(sol.outcome == pb.OUTCOME_SOLVED, f"Solve(cells) outcome {sol.outcome}")
+    check(sol.solution_count == 1, "Solve(cells): puzzle should be unique")
+    check(is_valid_solution(PUZZLE, text), "Solve(cells): invalid solution")
+    print("ok: Solve (cells, count mode) -> unique solution")
+
+
+def demo_solve_batch(pb, stub):
+    def requests():
+        # Two request messages on one stream; ids are ours to choose.
+        yield pb.SolveBatchRequest(
+            items=[
+                pb.BatchItem(id=100 + i, puzzle=pb.Grid(text=p))
+                for i, p in enumerate(BATCH_PUZZLES)
+            ]
+        )
+        yield pb.SolveBatchRequest(
+            items=[
+                pb.BatchItem(id=200, puzzle=pb.Grid(text=PUZZLE)),
+                pb.BatchItem(id=201, puzzle=pb.Grid(text=CLASHING)),
+            ]
+        )
+
+    by_id = {}
+    for response in stub.SolveBatch(requests(), compression=grpc.Compression.Gzip):
+        for result in response.results:
+            by_id[result.id] = result
+    expected = {100 + i: p for i, p in enumerate(BATCH_PUZZLES)}
+    expected[200] = PUZZLE
+    check(set(by_id) == set(expected) | {201}, f"SolveBatch ids {sorted(by_id)}")
+    for item_id, puzzle in expected.items():
+        result = by_id[item_id]
+        check(result.WhichOneof("result") == "solution", f"item {item_id}: no solution")
+        check(result.solution.outcome == pb.OUTCOME_SOLVED, f"item {item_id} outcome")
+        check(
+            is_valid_solution(puzzle, result.solution.grid.text),
+            f"item {item_id}: invalid solution",
+        )
+    bad = by_id[201]
+    check(bad.WhichOneof("result") == "error", "item 201 should carry an error")
+    check(bad.error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0], "item 201 code")
+    details = bad_request_of(bad.error)
+    check(details is not None, "item 201: no BadRequest details")
+    fields = [v.field for v in details.field_violations]
+    check(
+        any(f.startswith("items[1].puzzle") for f in fields),
+        f"item 201: violation fields {fields}",
+    )
+    print(
+        f"ok: SolveBatch -> {len(expected)} solved, item 201 rejected: "
+        f"{details.field_violations[0].field}: {details.field_violations[0].description}"
+    )
+
+
+def demo_bad_request(pb, stub):
+    from grpc_status import rpc_status
+
+    def violations_for(grid):
+        try:
+            stub.Solve(pb.SolveRequest(puzzle=grid))
+        except grpc.RpcError as err:
+            check(err.code() == grpc.StatusCode.INVALID_ARGUMENT, f"code {err.code()}")
+            status = rpc_status.from_call(err)  # google.rpc.Status, or None
+            check(status is not None, "no grpc-status-details-bin on the error")
+            bad = bad_request_of(status)
+            check(bad is not None, "no google.rpc.BadRequest in the details")
+            return list(bad.field_violations)
+        raise CheckFailed("Solve accepted an invalid puzzle")
+
+    # Givens that clash: the description names both cells.
+    (v,) = violations_for(pb.Grid(text=CLASHING))
+    check(v.field == "puzzle", f"clash field {v.field!r}")
+    check("cell 0 (row 0, column 0)" in v.description
+          and "cell 8 (row 0, column 8)" in v.description,
+          f"clash description {v.description!r}")
+    print(f"ok: INVALID_ARGUMENT BadRequest: {v.field}: {v.description}")
+
+    # A bad character: the violation names the text field and the cell.
+    bad_char = PUZZLE[:10] + "x" + PUZZLE[11:]
+    (v,) = violations_for(pb.Grid(text=bad_char))
+    check(v.field == "puzzle.text", f"bad char field {v.field!r}")
+    check("'x'" in v.description and "cell 10 (row 1, column 1)" in v.description,
+          f"bad char description {v.description!r}")
+    print(f"ok: INVALID_ARGUMENT BadRequest: {v.field}: {v.description}")
+
+
+def demo_health(channel):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    health = health_pb2_grpc.HealthStub(channel)
+    serving = health_pb2.HealthCheckResponse.SERVING
+    for name in ("", SERVICE):
+        reply = health.Check(health_pb2.HealthCheckRequest(service=name), timeout=5)
+        check(reply.status == serving, f"health of {name!r}: {reply.status}")
+    # Watch streams the status now and on every change; read the first one.
+    watch = health.Watch(health_pb2.HealthCheckRequest(service=SERVICE), timeout=5)
+    first = next(watch)
+    watch.cancel()
+    check(first.status == serving, f"health Watch: {first.status}")
+    print("ok: health Check ('' and sudoku.v1.SudokuService) and Watch -> SERVING")
+
+
+class V1ReflectionStub:
+    """A stub of grpc.reflection.v1.ServerReflection.
+
+    grpcio-reflection ships only the v1alpha protos; the v1 messages are
+    wire-identical (same fields and numbers, only the package differs), so the
+    v1alpha message classes serve the v1 method path."""
+
+    def __init__(self, channel):
+        from grpc_reflection.v1alpha import reflection_pb2
+
+        self.ServerReflectionInfo = channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+
+
+def demo_reflection(channel):
+    from google.protobuf.descriptor_pool import DescriptorPool
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+        ProtoReflectionDescriptorDatabase,
+    )
+
+    # v1: list the services, then resolve SudokuService's methods and types
+    # from the descriptors the server sends.
+    db = ProtoReflectionDescriptorDatabase(channel)
+    db._stub = V1ReflectionStub(channel)  # speak v1 instead of v1alpha
+    services = set(db.get_services())
+    for name in (SERVICE, "grpc.health.v1.Health"):
+        check(name in services, f"reflection v1 does not list {name}: {services}")
+    pool = DescriptorPool(db)
+    service = pool.FindServiceByName(SERVICE)
+    methods = {m.name: m for m in service.methods}
+    check(set(methods) == {"Solve", "SolveBatch"}, f"methods {sorted(methods)}")
+    solve_batch = methods["SolveBatch"]
+    check(solve_batch.input_type.full_name == "sudoku.v1.SolveBatchRequest", "input type")
+    # The descriptors are complete: google.rpc.Status resolves too.
+    result = pool.FindMessageTypeByName("sudoku.v1.BatchResult")
+    check(result.fields_by_name["error"].message_type.full_name == "google.rpc.Status",
+          "BatchResult.error type")
+    print(f"ok: reflection v1 lists {sorted(services)}; resolved {SERVICE} "
+          f"({', '.join(sorted(methods))})")
+
+    # v1alpha, raw: one list_services request on the stock stub.
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    request = reflection_pb2.ServerReflectionRequest(list_services="")
+    (response,) = list(stub.ServerReflectionInfo(iter([request]), timeout=5))
+    names = {s.name for s in response.list_services_response.service}
+    check(SERVICE in names, f"reflection v1alpha services {names}")
+    print(f"ok: reflection v1alpha lists {sorted(names)}")
+
+
+def demo_zstd(pb, stub):
+    # grpcio's compression algorithms are identity, deflate and gzip only,
+    # so zstd cannot be sent from Python. What can be shown is that the
+    # server accepts it: its grpc-accept-encoding header, when grpcio passes
+    # it to the application, lists zstd.
+    names = [c.name for c in grpc.Compression]
+    if "Zstd" in names:  # a future grpcio
+        response = stub.Solve(
+            pb.SolveRequest(puzzle=pb.Grid(text=PUZZLE)),
+            compression=grpc.Compression.Zstd,
+        )
+        check(is_valid_solution(PUZZLE, response.solution.grid.text), "zstd Solve")
+        print("ok: Solve (zstd)")
+        return
+    _, call = stub.Solve.with_call(pb.SolveRequest(puzzle=pb.Grid(text=PUZZLE)))
+    headers = dict(call.initial_metadata())
+    accept = headers.get("grpc-accept-encoding")
+    if accept is None:
+        print(f"skip: zstd: grpcio {grpc.__version__} cannot send zstd "
+              f"(it has {names}) and hides grpc-accept-encoding")
+    else:
+        check("zstd" in accept, f"grpc-accept-encoding {accept!r} lacks zstd")
+        print(f"ok: zstd: grpcio cannot send it; server accepts: {accept}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", default="127.0.0.1:50051", help="host:port")
+    parser.add_argument("--proto-dir", default=DEFAULT_PROTO_DIR)
+    parser.add_argument("--stubs", help="keep the generated stubs in this directory")
+    args = parser.parse_args()
+
+    out_dir = args.stubs or tempfile.mkdtemp(prefix="sudoku-stubs-")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        pb, pb_grpc = generate_stubs(args.proto_dir, out_dir)
+        with grpc.insecure_channel(args.target, options=CHANNEL_OPTIONS) as channel:
+            grpc.channel_ready_future(channel).result(timeout=10)
+            stub = pb_grpc.SudokuServiceStub(channel)
+            demo_solve(pb, stub)
+            demo_solve_batch(pb, stub)
+            demo_bad_request(pb, stub)
+            demo_health(channel)
+            demo_reflection(channel)
+            demo_zstd(pb, stub)
+    except CheckFailed as failure:
+        print(f"FAIL: {failure}")
+        return 1
+    except grpc.RpcError as err:
+        print(f"FAIL: unexpected RPC error {err.code()}: {err.details()}")
+        return 1
+    except grpc.FutureTimeoutError:
+        print(f"FAIL: could not connect to {args.target} within 10 s")
+        return 1
+    finally:
+        if not args.stubs:
+            shutil.rmtree(out_dir, ignore_errors=True)
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
