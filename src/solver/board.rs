@@ -216,19 +216,20 @@ impl Board {
         if r.row_singles {
             let open = (self.c.open_rows[band] >> (3 * d)) & 7;
             if open != 0 {
-                for row in 0..3 {
-                    if open & (1 << row) == 0 {
-                        continue;
+                let (v0, v1, v2) = (m & 0x1ff, (m >> 9) & 0x1ff, (m >> 18) & 0x1ff);
+                let mut single = (u32::from(v0 & v0.wrapping_sub(1) == 0)
+                    | u32::from(v1 & v1.wrapping_sub(1) == 0) << 1
+                    | u32::from(v2 & v2.wrapping_sub(1) == 0) << 2)
+                    & open;
+                while single != 0 {
+                    let row = single.trailing_zeros() as usize;
+                    single &= single - 1;
+                    let x = ((m >> (9 * row)) & 0x1ff).trailing_zeros() as usize + 9 * row;
+                    if self.c.cand[i] & (1 << x) == 0 {
+                        // Cleared by a single placed just before.
+                        return false;
                     }
-                    let v = (m >> (9 * row)) & 0x1ff;
-                    if v & (v - 1) == 0 {
-                        let x = v.trailing_zeros() as usize + 9 * row;
-                        if self.c.cand[i] & (1 << x) == 0 {
-                            // Cleared by a single placed just before.
-                            return false;
-                        }
-                        self.place(band, x, d);
-                    }
+                    self.place(band, x, d);
                 }
             }
         }
@@ -248,41 +249,6 @@ impl Board {
         true
     }
 
-    /// Places every cell with one candidate. `Some(true)` if any was placed,
-    /// `None` on a contradiction (a cell with none).
-    #[inline(always)]
-    fn naked_singles(&mut self) -> Option<bool> {
-        let mut placed = false;
-        for band in 0..3 {
-            let u = self.c.unsolved[band];
-            if u == 0 {
-                continue;
-            }
-            let (mut one, mut two) = (0u32, 0u32);
-            for d in 0..9 {
-                let m = self.c.cand[9 * band + d];
-                two |= one & m;
-                one |= m;
-            }
-            if u & !one != 0 {
-                return None;
-            }
-            let mut singles = u & !two;
-            while singles != 0 {
-                let x = singles.trailing_zeros() as usize;
-                singles &= singles - 1;
-                let bit = 1u32 << x;
-                let Some(d) = (0..9).find(|&d| self.c.cand[9 * band + d] & bit != 0) else {
-                    // Emptied by a single placed just before.
-                    return None;
-                };
-                self.place(band, x, d);
-                placed = true;
-            }
-        }
-        Some(placed)
-    }
-
     /// Places digits that have one spot left in a column (and, when box-line
     /// is off, in a box). `Some(true)` if any was placed, `None` on a
     /// contradiction (a column or box with no spot for a digit).
@@ -290,19 +256,22 @@ impl Board {
     fn hidden_singles(&mut self, r: Rules) -> Option<bool> {
         let mut placed = false;
         for d in 0..9 {
-            let (mut one, mut two) = (0u32, 0u32);
-            for band in 0..3 {
-                let m = self.c.cand[9 * band + d];
-                for row in 0..3 {
-                    let v = (m >> (9 * row)) & 0x1ff;
-                    two |= one & v;
-                    one |= v;
-                }
-            }
+            let (m0, m1, m2) = (self.c.cand[d], self.c.cand[9 + d], self.c.cand[18 + d]);
+            // Per cell position of a band: seen in one band / in two or more.
+            let one27 = m0 | m1 | m2;
+            let two27 = (m0 & m1) | (m2 & (m0 | m1));
+            let (a, b, c) = (one27 & 0x1ff, (one27 >> 9) & 0x1ff, one27 >> 18);
+            let one = a | b | c;
             if one != 0x1ff {
                 return None;
             }
-            let mut cols = one & !two;
+            let two = ((two27 | two27 >> 9 | two27 >> 18) & 0x1ff) | (a & b) | (c & (a | b));
+            // Columns where the digit is already placed are not news.
+            let p27 = (m0 & !self.c.unsolved[0])
+                | (m1 & !self.c.unsolved[1])
+                | (m2 & !self.c.unsolved[2]);
+            let done = (p27 | p27 >> 9 | p27 >> 18) & 0x1ff;
+            let mut cols = one & !two & !done;
             while cols != 0 {
                 let c = cols.trailing_zeros() as usize;
                 cols &= cols - 1;
@@ -339,46 +308,12 @@ impl Board {
         Some(placed)
     }
 
-    /// Picks the branching cell: one with two candidates if any, else one
-    /// with the fewest. A cell with one candidate (naked singles off) is
-    /// returned as a branch over one digit.
+    /// The cell with the fewest candidates (at least 3: called when no cell
+    /// has fewer), as a branch.
     #[inline(never)]
-    fn choose(&self) -> Outcome {
-        let mut fallback = None;
+    fn fewest(&self) -> Outcome {
+        let mut best = (0usize, 0usize, u32::MAX);
         for band in 0..3 {
-            let u = self.c.unsolved[band];
-            if u == 0 {
-                continue;
-            }
-            let (mut one, mut two, mut three) = (0u32, 0u32, 0u32);
-            for d in 0..9 {
-                let m = self.c.cand[9 * band + d];
-                three |= two & m;
-                two |= one & m;
-                one |= m;
-            }
-            if u & !one != 0 {
-                return Outcome::Dead;
-            }
-            let singles = u & !two;
-            let pick = if singles != 0 {
-                singles
-            } else {
-                two & !three & u
-            };
-            if pick != 0 {
-                return self.branch_at(band, pick.trailing_zeros() as usize);
-            }
-            if fallback.is_none() {
-                fallback = Some(band);
-            }
-        }
-        let Some(first) = fallback else {
-            return Outcome::Solved;
-        };
-        // No cell with 1 or 2 candidates: scan for the fewest.
-        let mut best = (first, 0usize, u32::MAX);
-        for band in first..3 {
             let mut u = self.c.unsolved[band];
             while u != 0 {
                 let x = u.trailing_zeros() as usize;
@@ -388,7 +323,7 @@ impl Board {
                     .count() as u32;
                 if n < best.2 {
                     best = (band, x, n);
-                    if n == 3 {
+                    if n <= 3 {
                         return self.branch_at(band, x);
                     }
                 }
@@ -415,28 +350,71 @@ impl Board {
     /// Applies the rules until nothing changes, then says what to do next.
     #[inline(always)]
     pub(crate) fn propagate(&mut self, r: Rules) -> Outcome {
-        loop {
+        'fixpoint: loop {
             if !self.settle(r) {
                 return Outcome::Dead;
             }
             if self.c.unsolved == [0; 3] {
                 return Outcome::Solved;
             }
-            if r.naked_singles {
-                match self.naked_singles() {
-                    None => return Outcome::Dead,
-                    Some(true) => continue,
-                    Some(false) => {}
+            // Bit-sliced count of candidates per cell, one band at a time:
+            // finds empty cells, naked singles and a bivalue cell in one pass.
+            let mut placed = false;
+            let mut single = None;
+            let mut pair = None;
+            for band in 0..3 {
+                let u = self.c.unsolved[band];
+                if u == 0 {
+                    continue;
                 }
+                let (mut one, mut two, mut three) = (0u32, 0u32, 0u32);
+                for d in 0..9 {
+                    let m = self.c.cand[9 * band + d];
+                    three |= two & m;
+                    two |= one & m;
+                    one |= m;
+                }
+                if u & !one != 0 {
+                    return Outcome::Dead;
+                }
+                let mut singles = u & !two;
+                if singles != 0 {
+                    if !r.naked_singles {
+                        single = single.or(Some((band, singles.trailing_zeros() as usize)));
+                        continue;
+                    }
+                    while singles != 0 {
+                        let x = singles.trailing_zeros() as usize;
+                        singles &= singles - 1;
+                        let bit = 1u32 << x;
+                        let Some(d) = (0..9).find(|&d| self.c.cand[9 * band + d] & bit != 0) else {
+                            // Emptied by a single placed just before.
+                            return Outcome::Dead;
+                        };
+                        self.place(band, x, d);
+                    }
+                    placed = true;
+                    continue;
+                }
+                let pairs = u & two & !three;
+                if pair.is_none() && pairs != 0 {
+                    pair = Some((band, pairs.trailing_zeros() as usize));
+                }
+            }
+            if placed {
+                continue 'fixpoint;
             }
             if r.hidden_singles {
                 match self.hidden_singles(r) {
                     None => return Outcome::Dead,
-                    Some(true) => continue,
+                    Some(true) => continue 'fixpoint,
                     Some(false) => {}
                 }
             }
-            return self.choose();
+            return match single.or(pair) {
+                Some((band, x)) => self.branch_at(band, x),
+                None => self.fewest(),
+            };
         }
     }
 }
