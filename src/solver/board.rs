@@ -37,8 +37,8 @@
 //! - hidden singles in columns and boxes (`hidden_singles`): run only when
 //!   the cheaper rules are stuck.
 //!
-//! The search branches on a cell with two candidates when there is one, else
-//! on a cell with the fewest (MRV).
+//! The search branches on a cell with two candidates when there is one (the
+//! last such cell in grid order), else on a cell with the fewest (MRV).
 //!
 //! Inspired by public descriptions of JCZSolve / fsss2 (per-digit 81-bit
 //! candidate sets held as 3 band words of 27 bits, band-local updates with
@@ -397,8 +397,11 @@ impl Board {
                     continue;
                 }
                 let pairs = u & two & !three;
-                if pair.is_none() && pairs != 0 {
-                    pair = Some((band, pairs.trailing_zeros() as usize));
+                if pairs != 0 {
+                    // The last bivalue cell of the last band with one: on the
+                    // data sets this takes ~15% fewer guesses in count mode
+                    // than the first (hardest: 244 vs 291 per puzzle).
+                    pair = Some((band, 31 - pairs.leading_zeros() as usize));
                 }
             }
             if placed {
