@@ -8,7 +8,8 @@
 //! - `BENCH_MODE=one|count2|both` (default both);
 //! - `BENCH_RUNS=5` runs per figure (median reported);
 //! - `BENCH_MIN_SECS=0.5` each run repeats the set until this much time passed;
-//! - `BENCH_ABLATION=1` also print each figure with each rule switched off;
+//! - `BENCH_ABLATION=1` also print each figure with each rule switched off
+//!   (these run the generic code path; `all_generic_path` is their baseline);
 //! - `BENCH_BUDGET=1` also print the cost of the node budget: one huge budget
 //!   against resuming in slices of 1000 and 100 nodes.
 
@@ -159,10 +160,18 @@ fn main() {
         r
     };
     let ablations: Vec<(&str, Rules)> = vec![
+        ("all_generic_path", off(|r| r.generic = true)),
         ("no_row_singles", off(|r| r.row_singles = false)),
         ("no_box_line", off(|r| r.box_line = false)),
         ("no_naked_singles", off(|r| r.naked_singles = false)),
         ("no_hidden_singles", off(|r| r.hidden_singles = false)),
+        (
+            "no_row_or_hidden_singles",
+            off(|r| {
+                r.row_singles = false;
+                r.hidden_singles = false;
+            }),
+        ),
     ];
 
     for set in load_sets(&filter) {

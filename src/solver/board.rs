@@ -63,6 +63,9 @@ pub struct Rules {
     pub naked_singles: bool,
     /// Hidden singles in columns and boxes, when nothing cheaper applies.
     pub hidden_singles: bool,
+    /// Run the generic code path (rules read at run time) even when every
+    /// rule is on, so ablation figures compare like with like. Benches only.
+    pub generic: bool,
 }
 
 impl Rules {
@@ -72,6 +75,7 @@ impl Rules {
         box_line: true,
         naked_singles: true,
         hidden_singles: true,
+        generic: false,
     };
 }
 
@@ -136,7 +140,7 @@ impl Cands {
             changed |= ((w >> x) & 1) << e;
             self.cand[base + e] = w & !bit;
         }
-        let own_after = own & !PEERS_IN_BAND[x];
+        let own_after = own & !PEERS_IN_BAND[x & 31];
         self.cand[base + d] = own_after;
         changed = (changed & !(1 << d)) | u32::from(own != own_after) << d;
         changed <<= base;
@@ -196,12 +200,12 @@ impl Board {
         if r.box_line {
             let s = SHRINK[(m & 0x1ff) as usize] as usize
                 | (SHRINK[((m >> 9) & 0x1ff) as usize] as usize) << 3
-                | (SHRINK[(m >> 18) as usize] as usize) << 6;
-            let keep = COMPLEX[s];
+                | (SHRINK[((m >> 18) & 0x1ff) as usize] as usize) << 6;
+            let keep = COMPLEX[s & 0x1ff];
             if keep == 0 {
                 return false;
             }
-            m &= EXPAND[keep as usize];
+            m &= EXPAND[keep as usize & 0x1ff];
             let locked = LOCKED_COLUMNS[((m | m >> 9 | m >> 18) & 0x1ff) as usize];
             for o in OTHER[band] {
                 let w = self.c.cand[9 * o + d];
