@@ -174,6 +174,10 @@ fn main() {
         ),
     ];
 
+    println!(
+        "INFO size_of::<Solver>()={} bytes",
+        std::mem::size_of::<Solver>()
+    );
     for set in load_sets(&filter) {
         for &(mname, limit) in &modes {
             validate(&set, limit, Rules::ALL);

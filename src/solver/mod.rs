@@ -296,4 +296,68 @@ mod tests {
         assert!(slices > 1);
         assert_eq!(s.answer(), whole);
     }
+
+    const HARD: &str =
+        "........8..3...4...9..2..6.....79.......612...6.5.2.7...8...5...1.....2.4.5.....3";
+
+    #[test]
+    fn every_rule_set_gives_the_same_answers() {
+        let p = Grid::from_text(HARD).unwrap();
+        let want = run(&p, 2, u64::MAX);
+        assert_eq!(want.count, 1);
+        let sol = want.solution.unwrap();
+        assert!(sol.is_valid_solution() && p.is_kept_by(&sol));
+        for bits in 0..32u32 {
+            let rules = Rules {
+                row_singles: bits & 1 != 0,
+                box_line: bits & 2 != 0,
+                naked_singles: bits & 4 != 0,
+                hidden_singles: bits & 8 != 0,
+                generic: bits & 16 != 0,
+            };
+            for limit in [1, 2] {
+                let mut s = Solver::with_rules(&p, limit, rules);
+                assert_eq!(s.resume(u64::MAX), Progress::Done);
+                let a = s.answer();
+                assert_eq!((a.count, a.solution), (1, Some(sol)), "{rules:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn sliced_resume_matches_one_call_for_every_slice_size() {
+        let p = Grid::from_text(HARD).unwrap();
+        for limit in [1, 2, 5] {
+            let whole = run(&p, limit, u64::MAX);
+            for slice in [1, 2, 10, 1000] {
+                let mut s = Solver::new(&p, limit);
+                let mut calls = 1u64;
+                while s.resume(slice) == Progress::Paused {
+                    calls += 1;
+                    assert!(s.answer().stats.nodes <= calls * slice);
+                }
+                assert_eq!(s.answer(), whole, "limit {limit} slice {slice}");
+                // Done is sticky.
+                assert_eq!(s.resume(slice), Progress::Done);
+                assert_eq!(s.answer(), whole);
+            }
+        }
+    }
+
+    #[test]
+    fn many_solutions_are_distinct_and_valid() {
+        // Blank the last two rows of a solution: each solution found must keep
+        // the givens and the rules.
+        let text = format!("{}{}", &CLASSIC_SOLVED[..63], ".".repeat(18));
+        let p = Grid::from_text(&text).unwrap();
+        let a = run(&p, 100, u64::MAX);
+        assert!(a.complete && a.count >= 1);
+        let s = a.solution.unwrap();
+        assert!(s.is_valid_solution() && p.is_kept_by(&s));
+    }
+
+    #[test]
+    fn solver_is_a_small_fixed_size_value() {
+        assert!(std::mem::size_of::<Solver>() < 12 * 1024);
+    }
 }
