@@ -5,21 +5,17 @@
 //! search nodes and returns, so a caller can check a deadline or yield to
 //! other work between slices without threads or syscalls in the hot loop.
 //!
-//! State (all fixed-size, no heap):
-//!
-//! ```text
-//!   rows[r], cols[c], boxes[b]  9-bit masks of digits already placed (bit d-1 = digit d)
-//!   cells[i]                    0 = blank, 1-9 = digit
-//!   candidates(i)               !(rows[r] | cols[c] | boxes[b]) & 0x1ff
-//! ```
-//!
-//! Invariant: a digit's bit is set in the three masks of a cell iff the cell
-//! holds that digit. Search branches on the blank cell with the fewest
-//! candidates (MRV); a cell with one candidate is placed without branching.
+//! The board representation and propagation rules live in [`board`] (its
+//! header has the bit layout); this file holds the search: an explicit stack
+//! of saved boards in a fixed array, so a `Solver` is one fixed-size value
+//! with no heap, and pausing is just returning from the loop.
+
+mod board;
+mod tables;
 
 use crate::grid::{CELLS, Grid};
-
-const ALL: u16 = 0x1ff;
+pub use board::Rules;
+use board::{Board, Cands, Outcome};
 
 /// Work the solver did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -53,87 +49,24 @@ pub enum Progress {
     Paused,
 }
 
-#[derive(Clone, Copy)]
-struct Board {
-    cells: [u8; CELLS],
-    rows: [u16; 9],
-    cols: [u16; 9],
-    boxes: [u16; 9],
-    blanks: u8,
-}
-
+/// A branch point: the board before the guess, the cell and the digits
+/// not tried yet.
 #[derive(Clone, Copy)]
 struct Frame {
-    board: Board,
-    cell: u8,
+    cands: Cands,
+    band: u8,
+    bit: u8,
     remaining: u16,
 }
 
-const BOX_OF: [u8; CELLS] = {
-    let mut t = [0u8; CELLS];
-    let mut i = 0;
-    while i < CELLS {
-        t[i] = ((i / 9) / 3 * 3 + (i % 9) / 3) as u8;
-        i += 1;
-    }
-    t
-};
-
-impl Board {
-    #[inline]
-    fn candidates(&self, i: usize) -> u16 {
-        !(self.rows[i / 9] | self.cols[i % 9] | self.boxes[BOX_OF[i] as usize]) & ALL
-    }
-
-    #[inline]
-    fn place(&mut self, i: usize, bit: u16) {
-        self.cells[i] = bit.trailing_zeros() as u8 + 1;
-        self.rows[i / 9] |= bit;
-        self.cols[i % 9] |= bit;
-        self.boxes[BOX_OF[i] as usize] |= bit;
-        self.blanks -= 1;
-    }
-
-    /// Places forced cells until none is left. Returns the MRV cell and its
-    /// candidates, `None` when solved, or `Some((_, 0))` on a contradiction.
-    fn propagate(&mut self) -> Option<(usize, u16)> {
-        loop {
-            if self.blanks == 0 {
-                return None;
-            }
-            let mut best = (0usize, 0u16);
-            let mut best_n = 10u32;
-            let mut placed = false;
-            for i in 0..CELLS {
-                if self.cells[i] != 0 {
-                    continue;
-                }
-                let c = self.candidates(i);
-                let n = c.count_ones();
-                if n == 0 {
-                    return Some((i, 0));
-                }
-                if n == 1 {
-                    self.place(i, c);
-                    placed = true;
-                } else if n < best_n {
-                    best_n = n;
-                    best = (i, c);
-                }
-            }
-            if !placed {
-                return Some(best);
-            }
-        }
-    }
-}
-
-/// A search in progress. A fixed-size value: no heap allocation per puzzle or
-/// per node.
+/// A search in progress. A fixed-size value (about 11 KiB: a stack of 81
+/// saved boards): no heap allocation per puzzle or per node.
 pub struct Solver {
-    stack: [Frame; CELLS + 1],
+    stack: [Frame; CELLS],
     depth: usize,
+    root: Cands,
     limit: u32,
+    rules: Rules,
     answer: Answer,
     started: bool,
 }
@@ -142,49 +75,59 @@ impl Solver {
     /// Starts a search of `puzzle` for up to `max_solutions` solutions (at
     /// least 1). Givens that break the rules make a puzzle with no solution.
     pub fn new(puzzle: &Grid, max_solutions: u32) -> Solver {
-        let empty = Board {
-            cells: [0; CELLS],
-            rows: [0; 9],
-            cols: [0; 9],
-            boxes: [0; 9],
-            blanks: CELLS as u8,
-        };
-        let mut s = Solver {
-            stack: [Frame {
-                board: empty,
-                cell: 0,
-                remaining: 0,
-            }; CELLS + 1],
-            depth: 0,
-            limit: max_solutions.max(1),
-            answer: Answer {
-                solution: None,
-                count: 0,
-                complete: false,
-                stats: Stats::default(),
-            },
-            started: false,
-        };
-        let board = &mut s.stack[0].board;
+        Solver::with_rules(puzzle, max_solutions, Rules::ALL)
+    }
+
+    /// Like [`Solver::new`], with some propagation rules switched off (for
+    /// measuring what each is worth; answers are the same, only slower).
+    pub fn with_rules(puzzle: &Grid, max_solutions: u32, rules: Rules) -> Solver {
+        let mut root = Cands::EMPTY;
         let mut ok = true;
         for (i, &d) in puzzle.0.iter().enumerate() {
             if d == 0 {
                 continue;
             }
-            if d > 9 || board.candidates(i) & (1u16 << (d - 1)) == 0 {
+            let d = d as usize - 1;
+            if d >= 9 || !root.can_place(i, d) {
                 ok = false;
                 break;
             }
-            board.place(i, 1u16 << (d - 1));
+            root.place(i / 27, i % 27, d);
         }
-        if !ok {
-            s.answer.complete = true;
+        Solver {
+            stack: [Frame {
+                cands: Cands::EMPTY,
+                band: 0,
+                bit: 0,
+                remaining: 0,
+            }; CELLS],
+            depth: 0,
+            root,
+            limit: max_solutions.max(1),
+            rules,
+            answer: Answer {
+                solution: None,
+                count: 0,
+                complete: !ok,
+                stats: Stats::default(),
+            },
+            started: false,
         }
-        s
     }
 
-    /// Runs at most `node_budget` more search nodes.
+    /// Runs at most `node_budget` more search nodes (at least 1).
     pub fn resume(&mut self, node_budget: u64) -> Progress {
+        if self.rules == Rules::ALL {
+            self.resume_with::<true>(node_budget)
+        } else {
+            self.resume_with::<false>(node_budget)
+        }
+    }
+
+    /// The search loop; `ALL` compiles a copy with every rule fixed on.
+    #[inline(always)]
+    fn resume_with<const ALL: bool>(&mut self, node_budget: u64) -> Progress {
+        let rules = if ALL { Rules::ALL } else { self.rules };
         if self.answer.complete {
             return Progress::Done;
         }
@@ -193,7 +136,7 @@ impl Solver {
         let mut board;
         if !self.started {
             self.started = true;
-            board = self.stack[0].board;
+            board = Board::from_cands(&self.root, true);
         } else {
             match self.next_child() {
                 Some(b) => board = b,
@@ -202,24 +145,27 @@ impl Solver {
         }
         loop {
             self.answer.stats.nodes += 1;
-            match board.propagate() {
-                None => {
+            match board.propagate(rules) {
+                Outcome::Solved => {
                     self.answer.count += 1;
                     if self.answer.solution.is_none() {
-                        self.answer.solution = Some(Grid(board.cells));
+                        self.answer.solution = Some(board.c.solution());
                     }
                     if self.answer.count >= self.limit {
                         self.answer.complete = true;
                         return Progress::Done;
                     }
                 }
-                Some((_, 0)) => {}
-                Some((cell, cands)) => {
-                    self.answer.stats.guesses += 1;
+                Outcome::Dead => {}
+                Outcome::Branch { band, bit, digits } => {
+                    if digits & (digits - 1) != 0 {
+                        self.answer.stats.guesses += 1;
+                    }
                     self.stack[self.depth] = Frame {
-                        board,
-                        cell: cell as u8,
-                        remaining: cands,
+                        cands: board.c,
+                        band,
+                        bit,
+                        remaining: digits,
                     };
                     self.depth += 1;
                 }
@@ -236,6 +182,7 @@ impl Solver {
 
     /// Pops exhausted frames and returns the board for the next untried
     /// candidate, or `None` (marking the search complete) when none is left.
+    #[inline(always)]
     fn next_child(&mut self) -> Option<Board> {
         while self.depth > 0 {
             let top = &mut self.stack[self.depth - 1];
@@ -243,10 +190,10 @@ impl Solver {
                 self.depth -= 1;
                 continue;
             }
-            let bit = top.remaining & top.remaining.wrapping_neg();
-            top.remaining &= !bit;
-            let mut b = top.board;
-            b.place(top.cell as usize, bit);
+            let d = top.remaining.trailing_zeros() as usize;
+            top.remaining &= top.remaining - 1;
+            let mut b = Board::from_cands(&top.cands, false);
+            b.place(top.band as usize, top.bit as usize, d);
             if top.remaining == 0 {
                 self.depth -= 1;
             }
@@ -348,5 +295,69 @@ mod tests {
         }
         assert!(slices > 1);
         assert_eq!(s.answer(), whole);
+    }
+
+    const HARD: &str =
+        "........8..3...4...9..2..6.....79.......612...6.5.2.7...8...5...1.....2.4.5.....3";
+
+    #[test]
+    fn every_rule_set_gives_the_same_answers() {
+        let p = Grid::from_text(HARD).unwrap();
+        let want = run(&p, 2, u64::MAX);
+        assert_eq!(want.count, 1);
+        let sol = want.solution.unwrap();
+        assert!(sol.is_valid_solution() && p.is_kept_by(&sol));
+        for bits in 0..32u32 {
+            let rules = Rules {
+                row_singles: bits & 1 != 0,
+                box_line: bits & 2 != 0,
+                naked_singles: bits & 4 != 0,
+                hidden_singles: bits & 8 != 0,
+                generic: bits & 16 != 0,
+            };
+            for limit in [1, 2] {
+                let mut s = Solver::with_rules(&p, limit, rules);
+                assert_eq!(s.resume(u64::MAX), Progress::Done);
+                let a = s.answer();
+                assert_eq!((a.count, a.solution), (1, Some(sol)), "{rules:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn sliced_resume_matches_one_call_for_every_slice_size() {
+        let p = Grid::from_text(HARD).unwrap();
+        for limit in [1, 2, 5] {
+            let whole = run(&p, limit, u64::MAX);
+            for slice in [1, 2, 10, 1000] {
+                let mut s = Solver::new(&p, limit);
+                let mut calls = 1u64;
+                while s.resume(slice) == Progress::Paused {
+                    calls += 1;
+                    assert!(s.answer().stats.nodes <= calls * slice);
+                }
+                assert_eq!(s.answer(), whole, "limit {limit} slice {slice}");
+                // Done is sticky.
+                assert_eq!(s.resume(slice), Progress::Done);
+                assert_eq!(s.answer(), whole);
+            }
+        }
+    }
+
+    #[test]
+    fn many_solutions_are_distinct_and_valid() {
+        // Blank the last two rows of a solution: each solution found must keep
+        // the givens and the rules.
+        let text = format!("{}{}", &CLASSIC_SOLVED[..63], ".".repeat(18));
+        let p = Grid::from_text(&text).unwrap();
+        let a = run(&p, 100, u64::MAX);
+        assert!(a.complete && a.count >= 1);
+        let s = a.solution.unwrap();
+        assert!(s.is_valid_solution() && p.is_kept_by(&s));
+    }
+
+    #[test]
+    fn solver_is_a_small_fixed_size_value() {
+        assert!(std::mem::size_of::<Solver>() < 12 * 1024);
     }
 }
