@@ -465,9 +465,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
             per(tally.nodes)
         );
     }
+    let mode = format!("{:?}", args.mode).to_lowercase();
     let mut kv = format!(
-        "BENCH mode={} rate={rate:.1} units={units} wall_s={wall:.3} p50_us={} p99_us={} p999_us={} max_us={} errors={} bad={}{extra}",
-        format!("{:?}", args.mode).to_lowercase(),
+        "BENCH mode={mode} rate={rate:.1} units={units} wall_s={wall:.3} p50_us={} p99_us={} p999_us={} max_us={} errors={} bad={}{extra}",
         q(0.5),
         q(0.99),
         q(0.999),
