@@ -31,6 +31,9 @@ enum Command {
     Solve(SolveArgs),
     /// Check a server's health (grpc.health.v1); exits 0 when SERVING.
     Health(HealthArgs),
+    /// Load a server with Solve, SolveBatch or health calls and report
+    /// throughput, latency percentiles, errors and CPU.
+    Bench(crate::bench::BenchArgs),
 }
 
 /// How to print solutions.
@@ -101,6 +104,7 @@ pub fn main() -> i32 {
         match cli.command {
             Command::Solve(args) => solve(args).await,
             Command::Health(args) => health(args).await,
+            Command::Bench(args) => crate::bench::run(args).await,
         }
     });
     match result {

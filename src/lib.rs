@@ -17,6 +17,7 @@
 //! # Ok::<(), sudoku_grpc::grid::GridError>(())
 //! ```
 
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod grid;
