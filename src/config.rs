@@ -62,7 +62,7 @@ pub struct Config {
 
     /// Search nodes solved between checks of the deadline and cancellation
     /// and yields to other calls; smaller is fairer, larger is cheaper.
-    #[arg(long, env = "SUDOKU_SLICE_NODES", default_value_t = 2_000)]
+    #[arg(long, env = "SUDOKU_SLICE_NODES", default_value_t = 500)]
     pub slice_nodes: u64,
 
     /// Unary calls and batch messages being solved at once, server-wide.
