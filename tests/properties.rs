@@ -94,7 +94,7 @@ fn perm(n: usize) -> impl Strategy<Value = Vec<usize>> {
 fn lines(shuffle_groups: bool, shuffle_within: bool) -> impl Strategy<Value = [usize; 9]> {
     (perm(3), perm(3), perm(3), perm(3)).prop_map(move |(g, a, b, c)| {
         let within = [a, b, c];
-        std::array::from_fn(|i| {
+        std::array::from_fn::<usize, 9, _>(|i| {
             let group = if shuffle_groups { g[i / 3] } else { i / 3 };
             let line = if shuffle_within {
                 within[i / 3][i % 3]
@@ -107,7 +107,9 @@ fn lines(shuffle_groups: bool, shuffle_within: bool) -> impl Strategy<Value = [u
 }
 
 fn digits() -> impl Strategy<Value = [u8; 10]> {
-    perm(9).prop_map(|p| std::array::from_fn(|d| if d == 0 { 0 } else { p[d - 1] as u8 + 1 }))
+    perm(9).prop_map(|p| {
+        std::array::from_fn::<u8, 10, _>(|d| if d == 0 { 0 } else { p[d - 1] as u8 + 1 })
+    })
 }
 
 /// One kind of symmetry alone, so each is checked on its own.
