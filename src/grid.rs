@@ -126,17 +126,21 @@ impl Grid {
     /// Reads the 81-character form: '1'-'9' for digits, '.' or '0' for blanks.
     pub fn from_text(text: &str) -> Result<Grid, GridError> {
         let bytes = text.as_bytes();
-        if bytes.len() != CELLS {
+        // Any non-ASCII text takes the character path: 81 bytes can hold
+        // fewer than 81 characters, and a byte of a multi-byte character is
+        // not a character the user typed.
+        if bytes.len() != CELLS || !text.is_ascii() {
             // Count characters, not bytes, so the message matches what the user typed.
             let found = text.chars().count();
             if found != CELLS {
                 return Err(GridError::WrongLength { found });
             }
-            // 81 characters but some of them multi-byte: report the first non-ASCII one.
+            // 81 characters but some of them multi-byte: report the first
+            // character that is not a cell (there is one: a non-ASCII one).
             let (index, ch) = text
                 .chars()
                 .enumerate()
-                .find(|(_, c)| !c.is_ascii())
+                .find(|(_, c)| !matches!(c, '0'..='9' | '.'))
                 .unwrap_or((0, '?'));
             return Err(GridError::BadChar {
                 cell: Cell(index),
@@ -180,8 +184,16 @@ impl Grid {
     }
 
     /// Checks that no digit is given twice in a row, column or box; names the
-    /// first clash found, scanning rows, then columns, then boxes.
+    /// first clash found, scanning rows, then columns, then boxes. A value
+    /// above 9 (the field is public, so a `Grid` can hold one) is reported as
+    /// [`GridError::OutOfRange`].
     pub fn check_givens(&self) -> Result<(), GridError> {
+        if let Some(i) = self.0.iter().position(|&d| d > 9) {
+            return Err(GridError::OutOfRange {
+                cell: Cell(i),
+                value: u32::from(self.0[i]),
+            });
+        }
         for kind in 0..3 {
             for unit in 0..9 {
                 let mut seen = [usize::MAX; 10];

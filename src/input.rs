@@ -106,13 +106,15 @@ pub fn read_puzzles(text: &str) -> Vec<Entry> {
         let mut cells = Vec::with_capacity(CELLS);
         let mut spaced = false;
         let mut bad = None;
+        // Columns are counted in the line as written, before trimming.
+        let indent = raw_line.chars().count() - raw_line.trim_start().chars().count();
         for (col, c) in line.chars().enumerate() {
             if is_cell(c) {
                 cells.push(cell_value(c));
             } else if c.is_whitespace() {
                 spaced = true;
             } else if !matches!(c, '|' | '-' | '+' | ',' | '"' | '\'' | '[' | ']') {
-                bad = Some((col + 1, c));
+                bad = Some((indent + col + 1, c));
                 break;
             }
         }
