@@ -256,16 +256,22 @@ impl Grid {
 
     /// Appends the 81-character form, '.' for blanks, to `out`.
     pub fn write_text(&self, out: &mut String) {
-        out.extend(
-            self.0
-                .iter()
-                .map(|&d| if d == 0 { '.' } else { (b'0' + d) as char }),
-        );
+        out.extend(self.0.iter().map(|&d| digit_char(d)));
     }
 
     /// The integer form.
     pub fn to_cells(&self) -> Vec<u32> {
         self.0.iter().map(|&d| u32::from(d)).collect()
+    }
+}
+
+/// The character for a cell value: '1'-'9', '.' for a blank, and '?' for a
+/// value no parser produces (the field is public, so printing must not panic).
+pub fn digit_char(d: u8) -> char {
+    match d {
+        0 => '.',
+        1..=9 => (b'0' + d) as char,
+        _ => '?',
     }
 }
 
@@ -287,6 +293,14 @@ mod tests {
 
     const PUZZLE: &str =
         "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
+
+    #[test]
+    fn printing_a_grid_with_a_bad_value_does_not_panic() {
+        let mut g = Grid::EMPTY;
+        g.0[0] = 250;
+        g.0[1] = 7;
+        assert!(g.to_text().starts_with("?7."));
+    }
 
     #[test]
     fn reads_text_with_dots_and_zeros() {

@@ -198,7 +198,7 @@ pub fn read_puzzles(text: &str) -> Vec<Entry> {
 
 /// Writes `grid` in `format` (no trailing newline).
 pub fn write_grid(grid: &Grid, format: Format) -> String {
-    let digit = |d: u8| if d == 0 { '.' } else { (b'0' + d) as char };
+    let digit = crate::grid::digit_char;
     match format {
         Format::Line => grid.to_text(),
         Format::Grid { spaced } => {

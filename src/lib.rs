@@ -17,6 +17,8 @@
 //! # Ok::<(), sudoku_grpc::grid::GridError>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod bench;
 pub mod cli;
 pub mod config;

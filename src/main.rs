@@ -1,5 +1,7 @@
 //! `sudoku-server`: parse settings, set up logging, serve until SIGTERM/SIGINT.
 
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 use sudoku_grpc::config::Config;
 use sudoku_grpc::server::{Prepared, init_tracing, shutdown_signal};

@@ -1,5 +1,7 @@
 //! `sudoku`: the command-line client. All of it lives in `sudoku_grpc::cli`.
 
+#![forbid(unsafe_code)]
+
 fn main() {
     std::process::exit(sudoku_grpc::cli::main());
 }
