@@ -85,6 +85,9 @@ impl Default for Rules {
     }
 }
 
+/// A `dirty` set naming all 27 words (a new puzzle: analyse everything).
+pub(crate) const EVERY_WORD: u32 = BAND;
+
 /// The candidate state saved on the search stack (132 bytes).
 #[derive(Clone, Copy)]
 pub(crate) struct Cands {
@@ -93,13 +96,12 @@ pub(crate) struct Cands {
     open_rows: [u32; 3],
 }
 
-/// The working board: candidates plus which words changed since analysed.
-#[derive(Clone, Copy)]
-pub(crate) struct Board {
-    pub(crate) c: Cands,
+/// The working board: candidates (held in place, on the search stack) plus
+/// which words changed since analysed.
+pub(crate) struct Board<'a> {
+    pub(crate) c: &'a mut Cands,
     dirty: u32,
 }
-
 /// Result of propagating a board to a fixpoint.
 pub(crate) enum Outcome {
     /// Every cell placed.
@@ -173,16 +175,13 @@ impl Cands {
     }
 }
 
-impl Board {
-    /// A board to propagate from these candidates. `fresh` says every word
-    /// must be analysed (a new puzzle); otherwise the words are taken as
-    /// analysed already (a board saved at a fixpoint).
+impl Board<'_> {
+    /// A board to propagate, working on `c` in place; `dirty` says which
+    /// words must be analysed (all of them for a new puzzle; those a guess
+    /// changed for a board saved at a fixpoint).
     #[inline(always)]
-    pub(crate) fn from_cands(c: &Cands, fresh: bool) -> Board {
-        Board {
-            c: *c,
-            dirty: if fresh { BAND } else { 0 },
-        }
+    pub(crate) fn new(c: &mut Cands, dirty: u32) -> Board<'_> {
+        Board { c, dirty }
     }
 
     /// Places digit `d` in cell `x` of `band` (see [`Cands::place`]).
