@@ -14,7 +14,8 @@
 //!   against resuming in slices of 1000 and 100 nodes;
 //! - `BENCH_FIXED=1` no timing loop and no validation: one pass over each set
 //!   (first `BENCH_FIRST` puzzles) per mode, for instruction counting under
-//!   callgrind; `BENCH_SLICE=n` makes that pass resume in slices of n nodes.
+//!   callgrind; `BENCH_SLICE=n` makes that pass resume in slices of n nodes;
+//!   `BENCH_FIXED_CONFIG=no_box_line` (any ablation label) runs that rule set.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -193,11 +194,24 @@ fn main() {
                 } else {
                     How::Slices(slice)
                 };
-                let g = pass(&set.puzzles, limit, Rules::ALL, how);
+                // BENCH_FIXED_CONFIG picks one rule set, so callgrind can
+                // count each ablation on its own.
+                let want = std::env::var("BENCH_FIXED_CONFIG").unwrap_or_else(|_| "all".into());
+                let rules = if want == "all" {
+                    Rules::ALL
+                } else {
+                    ablations
+                        .iter()
+                        .find(|(l, _)| *l == want)
+                        .expect("BENCH_FIXED_CONFIG names an ablation")
+                        .1
+                };
+                let g = pass(&set.puzzles, limit, rules, how);
                 println!(
-                    "FIXED set={} mode={} n={} slice={} guesses={}",
+                    "FIXED set={} mode={} config={} n={} slice={} guesses={}",
                     set.name,
                     mname,
+                    want,
                     set.puzzles.len(),
                     slice,
                     g

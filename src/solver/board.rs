@@ -113,6 +113,14 @@ pub(crate) enum Outcome {
 }
 
 impl Cands {
+    /// All zero: a placeholder for stack entries, written before being read
+    /// (zeroing compiles to a plain memset, unlike a pattern fill).
+    pub(crate) const ZERO: Cands = Cands {
+        cand: [0; 27],
+        unsolved: [0; 3],
+        open_rows: [0; 3],
+    };
+
     /// No digit placed, every candidate open.
     pub(crate) const EMPTY: Cands = Cands {
         cand: [BAND; 27],

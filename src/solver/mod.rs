@@ -101,7 +101,7 @@ impl Solver {
             root.place(i / 27, i % 27, d);
         }
         let mut stack = [Frame {
-            cands: Cands::EMPTY,
+            cands: Cands::ZERO,
             band: 0,
             bit: 0,
             remaining: 0,
