@@ -145,10 +145,10 @@ impl Cands {
         let base = 9 * band;
         let own = self.cand[base + d];
         let mut changed = 0u32;
-        for e in 0..9 {
-            let w = self.cand[base + e];
-            changed |= ((w >> x) & 1) << e;
-            self.cand[base + e] = w & !bit;
+        let words: &mut [u32; 9] = (&mut self.cand[base..base + 9]).try_into().unwrap();
+        for (e, w) in words.iter_mut().enumerate() {
+            changed |= u32::from(*w & bit != 0) << e;
+            *w &= !bit;
         }
         let own_after = own & !PEERS_IN_BAND[x & 31];
         self.cand[base + d] = own_after;
