@@ -11,7 +11,11 @@
 //! - `BENCH_ABLATION=1` also print each figure with each rule switched off
 //!   (these run the generic code path; `all_generic_path` is their baseline);
 //! - `BENCH_BUDGET=1` also print the cost of the node budget: one huge budget
-//!   against resuming in slices of 1000 and 100 nodes.
+//!   against resuming in slices of 1000 and 100 nodes;
+//! - `BENCH_FIXED=1` no timing loop and no validation: one pass over each set
+//!   (first `BENCH_FIRST` puzzles) per mode, for instruction counting under
+//!   callgrind; `BENCH_SLICE=n` makes that pass resume in slices of n nodes;
+//!   `BENCH_FIXED_CONFIG=no_box_line` (any ablation label) runs that rule set.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -148,6 +152,9 @@ fn main() {
     let min = Duration::from_secs_f64(env_or("BENCH_MIN_SECS", 0.5f64));
     let ablation = std::env::var("BENCH_ABLATION").is_ok_and(|v| v == "1");
     let budget = std::env::var("BENCH_BUDGET").is_ok_and(|v| v == "1");
+    let fixed = std::env::var("BENCH_FIXED").is_ok_and(|v| v == "1");
+    let first = env_or("BENCH_FIRST", usize::MAX);
+    let slice = env_or("BENCH_SLICE", 0u64);
 
     let modes: Vec<(&str, u32)> = match mode.as_str() {
         "one" => vec![("one", 1)],
@@ -178,8 +185,39 @@ fn main() {
         "INFO size_of::<Solver>()={} bytes",
         std::mem::size_of::<Solver>()
     );
-    for set in load_sets(&filter) {
+    for mut set in load_sets(&filter) {
+        set.puzzles.truncate(first);
         for &(mname, limit) in &modes {
+            if fixed {
+                let how = if slice == 0 {
+                    How::Whole
+                } else {
+                    How::Slices(slice)
+                };
+                // BENCH_FIXED_CONFIG picks one rule set, so callgrind can
+                // count each ablation on its own.
+                let want = std::env::var("BENCH_FIXED_CONFIG").unwrap_or_else(|_| "all".into());
+                let rules = if want == "all" {
+                    Rules::ALL
+                } else {
+                    ablations
+                        .iter()
+                        .find(|(l, _)| *l == want)
+                        .expect("BENCH_FIXED_CONFIG names an ablation")
+                        .1
+                };
+                let g = pass(&set.puzzles, limit, rules, how);
+                println!(
+                    "FIXED set={} mode={} config={} n={} slice={} guesses={}",
+                    set.name,
+                    mname,
+                    want,
+                    set.puzzles.len(),
+                    slice,
+                    g
+                );
+                continue;
+            }
             validate(&set, limit, Rules::ALL);
             let all = measure(&set, limit, Rules::ALL, How::Whole, runs, min);
             print(&set, mname, "all", &all);

@@ -85,6 +85,9 @@ impl Default for Rules {
     }
 }
 
+/// A `dirty` set naming all 27 words (a new puzzle: analyse everything).
+pub(crate) const EVERY_WORD: u32 = BAND;
+
 /// The candidate state saved on the search stack (132 bytes).
 #[derive(Clone, Copy)]
 pub(crate) struct Cands {
@@ -93,13 +96,12 @@ pub(crate) struct Cands {
     open_rows: [u32; 3],
 }
 
-/// The working board: candidates plus which words changed since analysed.
-#[derive(Clone, Copy)]
-pub(crate) struct Board {
-    pub(crate) c: Cands,
+/// The working board: candidates (held in place, on the search stack) plus
+/// which words changed since analysed.
+pub(crate) struct Board<'a> {
+    pub(crate) c: &'a mut Cands,
     dirty: u32,
 }
-
 /// Result of propagating a board to a fixpoint.
 pub(crate) enum Outcome {
     /// Every cell placed.
@@ -111,6 +113,14 @@ pub(crate) enum Outcome {
 }
 
 impl Cands {
+    /// All zero: a placeholder for stack entries, written before being read
+    /// (zeroing compiles to a plain memset, unlike a pattern fill).
+    pub(crate) const ZERO: Cands = Cands {
+        cand: [0; 27],
+        unsolved: [0; 3],
+        open_rows: [0; 3],
+    };
+
     /// No digit placed, every candidate open.
     pub(crate) const EMPTY: Cands = Cands {
         cand: [BAND; 27],
@@ -135,10 +145,10 @@ impl Cands {
         let base = 9 * band;
         let own = self.cand[base + d];
         let mut changed = 0u32;
-        for e in 0..9 {
-            let w = self.cand[base + e];
-            changed |= ((w >> x) & 1) << e;
-            self.cand[base + e] = w & !bit;
+        let words: &mut [u32; 9] = (&mut self.cand[base..base + 9]).try_into().unwrap();
+        for (e, w) in words.iter_mut().enumerate() {
+            changed |= u32::from(*w & bit != 0) << e;
+            *w &= !bit;
         }
         let own_after = own & !PEERS_IN_BAND[x & 31];
         self.cand[base + d] = own_after;
@@ -173,16 +183,13 @@ impl Cands {
     }
 }
 
-impl Board {
-    /// A board to propagate from these candidates. `fresh` says every word
-    /// must be analysed (a new puzzle); otherwise the words are taken as
-    /// analysed already (a board saved at a fixpoint).
+impl Board<'_> {
+    /// A board to propagate, working on `c` in place; `dirty` says which
+    /// words must be analysed (all of them for a new puzzle; those a guess
+    /// changed for a board saved at a fixpoint).
     #[inline(always)]
-    pub(crate) fn from_cands(c: &Cands, fresh: bool) -> Board {
-        Board {
-            c: *c,
-            dirty: if fresh { BAND } else { 0 },
-        }
+    pub(crate) fn new(c: &mut Cands, dirty: u32) -> Board<'_> {
+        Board { c, dirty }
     }
 
     /// Places digit `d` in cell `x` of `band` (see [`Cands::place`]).

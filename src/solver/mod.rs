@@ -15,7 +15,7 @@ mod tables;
 
 use crate::grid::{CELLS, Grid};
 pub use board::Rules;
-use board::{Board, Cands, Outcome};
+use board::{Board, Cands, EVERY_WORD, Outcome};
 
 /// Work the solver did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,8 +49,9 @@ pub enum Progress {
     Paused,
 }
 
-/// A branch point: the board before the guess, the cell and the digits
-/// not tried yet.
+/// A stack entry. Below the top: a branch point, the board before the
+/// guess, the cell and the digits not tried yet. At the top: the board being
+/// propagated, in place (band, bit and remaining unused until it branches).
 #[derive(Clone, Copy)]
 struct Frame {
     cands: Cands,
@@ -59,12 +60,17 @@ struct Frame {
     remaining: u16,
 }
 
-/// A search in progress. A fixed-size value (about 11 KiB: a stack of 81
-/// saved boards): no heap allocation per puzzle or per node.
+/// A search in progress. A fixed-size value (about 11 KiB: a stack of 82
+/// boards): no heap allocation per puzzle or per node.
+///
+/// Boards are worked on in place: `stack[depth]` is the board being
+/// propagated; a branch just bumps `depth`; a child is one copy of its
+/// parent, except the last child, which reuses the parent's entry. Entry k
+/// has at least k cells placed, so a board can branch only below 81 and 82
+/// entries suffice.
 pub struct Solver {
-    stack: [Frame; CELLS],
+    stack: [Frame; CELLS + 1],
     depth: usize,
-    root: Cands,
     limit: u32,
     rules: Rules,
     answer: Answer,
@@ -94,15 +100,16 @@ impl Solver {
             }
             root.place(i / 27, i % 27, d);
         }
+        let mut stack = [Frame {
+            cands: Cands::ZERO,
+            band: 0,
+            bit: 0,
+            remaining: 0,
+        }; CELLS + 1];
+        stack[0].cands = root;
         Solver {
-            stack: [Frame {
-                cands: Cands::EMPTY,
-                band: 0,
-                bit: 0,
-                remaining: 0,
-            }; CELLS],
+            stack,
             depth: 0,
-            root,
             limit: max_solutions.max(1),
             rules,
             answer: Answer {
@@ -132,24 +139,25 @@ impl Solver {
             return Progress::Done;
         }
         let stop_at = self.answer.stats.nodes.saturating_add(node_budget.max(1));
-        // The board being expanded: either the root or a child of the top frame.
-        let mut board;
+        // The words of `stack[depth]` still to analyse.
+        let mut dirty;
         if !self.started {
             self.started = true;
-            board = Board::from_cands(&self.root, true);
+            dirty = EVERY_WORD;
         } else {
             match self.next_child() {
-                Some(b) => board = b,
+                Some(d) => dirty = d,
                 None => return Progress::Done,
             }
         }
         loop {
             self.answer.stats.nodes += 1;
-            match board.propagate(rules) {
+            let top = &mut self.stack[self.depth];
+            match Board::new(&mut top.cands, dirty).propagate(rules) {
                 Outcome::Solved => {
                     self.answer.count += 1;
                     if self.answer.solution.is_none() {
-                        self.answer.solution = Some(board.c.solution());
+                        self.answer.solution = Some(top.cands.solution());
                     }
                     if self.answer.count >= self.limit {
                         self.answer.complete = true;
@@ -161,12 +169,9 @@ impl Solver {
                     if digits & (digits - 1) != 0 {
                         self.answer.stats.guesses += 1;
                     }
-                    self.stack[self.depth] = Frame {
-                        cands: board.c,
-                        band,
-                        bit,
-                        remaining: digits,
-                    };
+                    top.band = band;
+                    top.bit = bit;
+                    top.remaining = digits;
                     self.depth += 1;
                 }
             }
@@ -174,33 +179,33 @@ impl Solver {
                 return Progress::Paused;
             }
             match self.next_child() {
-                Some(b) => board = b,
+                Some(d) => dirty = d,
                 None => return Progress::Done,
             }
         }
     }
 
-    /// Pops exhausted frames and returns the board for the next untried
-    /// candidate, or `None` (marking the search complete) when none is left.
+    /// Makes `stack[depth]` the board for the next untried candidate of the
+    /// top branch point and returns the words the guess changed, or `None`
+    /// (marking the search complete) when no candidate is left.
     #[inline(always)]
-    fn next_child(&mut self) -> Option<Board> {
-        while self.depth > 0 {
-            let top = &mut self.stack[self.depth - 1];
-            if top.remaining == 0 {
-                self.depth -= 1;
-                continue;
-            }
-            let d = top.remaining.trailing_zeros() as usize;
-            top.remaining &= top.remaining - 1;
-            let mut b = Board::from_cands(&top.cands, false);
-            b.place(top.band as usize, top.bit as usize, d);
-            if top.remaining == 0 {
-                self.depth -= 1;
-            }
-            return Some(b);
+    fn next_child(&mut self) -> Option<u32> {
+        let Some(parent) = self.depth.checked_sub(1) else {
+            self.answer.complete = true;
+            return None;
+        };
+        let f = &mut self.stack[parent];
+        let d = f.remaining.trailing_zeros() as usize;
+        f.remaining &= f.remaining - 1;
+        let (band, bit) = (f.band as usize, f.bit as usize);
+        if f.remaining == 0 {
+            // The last candidate: the parent is not needed any more.
+            self.depth = parent;
+        } else {
+            let c = f.cands;
+            self.stack[self.depth].cands = c;
         }
-        self.answer.complete = true;
-        None
+        Some(self.stack[self.depth].cands.place(band, bit, d))
     }
 
     /// What the search has found so far.
