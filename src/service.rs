@@ -43,6 +43,10 @@ pub struct Limits {
     pub max_batch_items: usize,
     /// Tasks that solve one stream's messages in parallel.
     pub stream_workers: usize,
+    /// Puzzles being solved at once, server-wide: one per worker thread, so
+    /// a light call (a health check, an easy Solve) never queues behind more
+    /// than one slice of solving per thread.
+    pub solving_slots: usize,
 }
 
 impl Limits {
@@ -55,6 +59,7 @@ impl Limits {
             stream_window: config.stream_window.max(1),
             max_batch_items: config.max_batch_items.max(1),
             stream_workers: config.worker_threads(),
+            solving_slots: config.worker_threads(),
         }
     }
 }
@@ -114,6 +119,7 @@ pub struct Sudoku {
 struct Shared {
     limits: Limits,
     permits: Semaphore,
+    slots: Semaphore,
     shutdown: CancellationToken,
     gauges: Arc<Gauges>,
     /// Test hook: solving exactly this grid panics, to show a panic stays
@@ -343,6 +349,7 @@ impl Sudoku {
         Sudoku {
             shared: Arc::new(Shared {
                 permits: Semaphore::new(limits.max_in_flight),
+                slots: Semaphore::new(limits.solving_slots.max(1)),
                 limits,
                 shutdown,
                 gauges: Arc::new(Gauges::default()),
@@ -377,6 +384,17 @@ impl Sudoku {
         if shared.panic_on == Some(job.grid) {
             panic!("test hook: panic while solving {}", job.grid);
         }
+        // Admitted work waits here, in arrival order, for a solving slot.
+        let _slot = match shared.slots.try_acquire() {
+            Ok(slot) => slot,
+            Err(_) => match deadline {
+                None => shared.slots.acquire().await,
+                Some(d) => tokio::time::timeout_at(d.into(), shared.slots.acquire())
+                    .await
+                    .map_err(|_| Failure::DeadlineExceeded)?,
+            }
+            .map_err(|_| Failure::ShuttingDown)?,
+        };
         shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
         let _guard = SolvingGuard(&shared.gauges);
         let limits = &shared.limits;
@@ -684,6 +702,7 @@ pub fn fuzz_request(
         stream_window: 1,
         max_batch_items: 1_024,
         stream_workers: 1,
+        solving_slots: 1,
     };
     let svc = Sudoku::new(limits, CancellationToken::new());
     let decode_error = |e: prost::DecodeError| Status::internal(e.to_string());
