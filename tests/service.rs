@@ -140,6 +140,16 @@ async fn malformed_puzzles_name_the_spot() {
             "puzzle.cells",
             "expected 81 cells, found 80",
         ),
+        (
+            solve_req(text(&"1".repeat(10_000)), None),
+            "puzzle.text",
+            "expected 81 characters, found 10000",
+        ),
+        (
+            solve_req(text(&"é".repeat(81)), None),
+            "puzzle.text",
+            "cell 0 (row 0, column 0): unexpected character 'é'",
+        ),
         (solve_req(None, None), "puzzle", "required"),
         (
             solve_req(Some(pb::Grid::default()), None),
