@@ -544,10 +544,16 @@ async fn too_many_items_in_one_message_ends_the_stream() {
     assert_eq!(status.code(), Code::ResourceExhausted);
 }
 
-#[tokio::test]
-async fn client_dropping_mid_stream_stops_its_work() {
-    let server = TestServer::start().await;
-    let mut client = server.client().await;
+/// Opens a SolveBatch stream the test keeps open, and checks a first
+/// puzzle is answered on it.
+async fn open_stream(
+    client: &mut sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient<
+        tonic::transport::Channel,
+    >,
+) -> (
+    tokio::sync::mpsc::Sender<pb::SolveBatchRequest>,
+    tonic::Streaming<pb::SolveBatchResponse>,
+) {
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     let mut out = client
         .solve_batch(tokio_stream::wrappers::ReceiverStream::new(rx))
@@ -558,6 +564,14 @@ async fn client_dropping_mid_stream_stops_its_work() {
         .await
         .unwrap();
     assert!(out.message().await.unwrap().is_some());
+    (tx, out)
+}
+
+#[tokio::test]
+async fn client_dropping_mid_stream_stops_its_work() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let (tx, out) = open_stream(&mut client).await;
     // Long work in flight, then the client goes away.
     let empty = ".".repeat(81);
     for id in 2..6 {
@@ -654,16 +668,7 @@ async fn shutdown_drains_streams_and_refuses_new_calls() {
         sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient::new(channel.clone());
     let mut health = HealthClient::new(channel);
     // A stream that never half-closes.
-    let (tx, rx) = tokio::sync::mpsc::channel(8);
-    let mut out = client
-        .solve_batch(tokio_stream::wrappers::ReceiverStream::new(rx))
-        .await
-        .unwrap()
-        .into_inner();
-    tx.send(batch_of(&[(1, CLASSIC.to_string())], 1).remove(0))
-        .await
-        .unwrap();
-    assert!(out.message().await.unwrap().is_some());
+    let (tx, mut out) = open_stream(&mut client).await;
 
     let mut watch = health
         .watch(HealthCheckRequest {
