@@ -63,8 +63,11 @@ enum How {
 #[inline(never)]
 fn pass(puzzles: &[Grid], limit: u32, rules: Rules, how: How) -> u64 {
     let mut guesses = 0;
+    // One solver for the pass, restarted per puzzle, as the service and the
+    // CLI use it.
+    let mut s = Solver::new(&Grid::EMPTY, 1);
     for p in puzzles {
-        let mut s = Solver::with_rules(black_box(p), limit, rules);
+        s.restart_with_rules(black_box(p), limit, rules);
         match how {
             How::Whole => {
                 s.resume(u64::MAX);

@@ -14,7 +14,7 @@ use crate::grid::Grid;
 use crate::input::{Entry, Format, read_puzzles, write_grid};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
-use crate::solver;
+use crate::solver::Solver;
 
 /// Command-line client of the Sudoku service.
 #[derive(Debug, Parser)]
@@ -230,6 +230,8 @@ fn solve_local(entries: &[Entry], limit: u32, max_nodes: u64, threads: usize) ->
             .map(|_| {
                 s.spawn(|| {
                     let mut done = Vec::new();
+                    // One solver per thread, restarted per puzzle.
+                    let mut solver = Solver::new(&Grid::EMPTY, 1);
                     loop {
                         let start = next.fetch_add(CHUNK, Ordering::Relaxed);
                         let Some(chunk) = entries.get(start..(start + CHUNK).min(entries.len()))
@@ -239,7 +241,9 @@ fn solve_local(entries: &[Entry], limit: u32, max_nodes: u64, threads: usize) ->
                         if chunk.is_empty() {
                             break;
                         }
-                        let verdicts = chunk.iter().map(|e| solve_entry(e, limit, max_nodes));
+                        let verdicts = chunk
+                            .iter()
+                            .map(|e| solve_entry(&mut solver, e, limit, max_nodes));
                         done.push((start, verdicts.collect()));
                     }
                     done
@@ -255,7 +259,7 @@ fn solve_local(entries: &[Entry], limit: u32, max_nodes: u64, threads: usize) ->
     parts.into_iter().flat_map(|(_, v)| v).collect()
 }
 
-fn solve_entry(e: &Entry, limit: u32, max_nodes: u64) -> Verdict {
+fn solve_entry(solver: &mut Solver, e: &Entry, limit: u32, max_nodes: u64) -> Verdict {
     let g = match &e.puzzle {
         Err(msg) => return Verdict::Failed(msg.clone()),
         Ok(g) => g,
@@ -263,7 +267,9 @@ fn solve_entry(e: &Entry, limit: u32, max_nodes: u64) -> Verdict {
     if let Err(err) = g.check_givens() {
         return Verdict::Failed(err.to_string());
     }
-    let a = solver::run(g, limit, max_nodes);
+    solver.restart(g, limit);
+    solver.resume(max_nodes);
+    let a = solver.answer();
     match (a.solution, a.count, a.complete) {
         (Some(s), 1, _) if limit == 1 => Verdict::Solved(s),
         (Some(s), 1, true) => Verdict::Solved(s),

@@ -166,6 +166,47 @@ impl Cands {
         changed
     }
 
+    /// Places digit `d` in cell `x` of `band` where the band update has just
+    /// found it a hidden single of its band row: the box-line step has then
+    /// already cleared the cell's peers for `d` (in band and, through locked
+    /// columns, in the other bands), so only the other digits lose the cell.
+    #[inline(always)]
+    pub(crate) fn place_hidden(&mut self, band: usize, x: usize, d: usize) -> u32 {
+        let bit = 1u32 << x;
+        let base = 9 * band;
+        let mut changed = 0u32;
+        let words: &mut [u32; 9] = (&mut self.cand[base..base + 9]).try_into().unwrap();
+        for (e, w) in words.iter_mut().enumerate() {
+            changed |= u32::from(*w & bit != 0) << e;
+            *w &= !bit;
+        }
+        self.cand[base + d] |= bit;
+        self.unsolved[band] &= !bit;
+        self.open_rows[band] &= !(1 << (3 * d + x / 9));
+        (changed & !(1 << d)) << base
+    }
+
+    /// Places digit `d` in cell `x` of `band` where `d` is the cell's only
+    /// candidate: no other digit holds the cell, so only the peers lose `d`.
+    #[inline(always)]
+    pub(crate) fn place_naked(&mut self, band: usize, x: usize, d: usize) -> u32 {
+        let base = 9 * band;
+        let own = self.cand[base + d];
+        let own_after = own & !PEERS_IN_BAND[x & 31];
+        self.cand[base + d] = own_after;
+        let mut changed = u32::from(own != own_after) << (base + d);
+        let col = COLUMN[x % 9];
+        for o in OTHER[band] {
+            let w = self.cand[9 * o + d];
+            let n = w & !col;
+            changed |= u32::from(w != n) << (9 * o + d);
+            self.cand[9 * o + d] = n;
+        }
+        self.unsolved[band] &= !(1u32 << x);
+        self.open_rows[band] &= !(1 << (3 * d + x / 9));
+        changed
+    }
+
     /// The grid of a board with every cell placed.
     pub(crate) fn solution(&self) -> Grid {
         let mut g = [0u8; CELLS];
@@ -236,6 +277,13 @@ impl Board<'_> {
                     let row = single.trailing_zeros() as usize;
                     single &= single - 1;
                     let x = ((m >> (9 * row)) & 0x1ff).trailing_zeros() as usize + 9 * row;
+                    if r.box_line {
+                        // The rows of a permutation pattern are in different
+                        // boxes and columns: the singles of one word are not
+                        // peers, and box-line already cleared their peers.
+                        self.dirty |= self.c.place_hidden(band, x, d);
+                        continue;
+                    }
                     if self.c.cand[i] & (1 << x) == 0 {
                         // Cleared by a single placed just before.
                         return false;
@@ -388,21 +436,29 @@ impl Board<'_> {
                 if u & !one != 0 {
                     return Outcome::Dead;
                 }
-                let mut singles = u & !two;
+                let singles = u & !two;
                 if singles != 0 {
                     if !r.naked_singles {
                         single = single.or(Some((band, singles.trailing_zeros() as usize)));
                         continue;
                     }
-                    while singles != 0 {
-                        let x = singles.trailing_zeros() as usize;
-                        singles &= singles - 1;
-                        let bit = 1u32 << x;
-                        let Some(d) = (0..9).find(|&d| self.c.cand[9 * band + d] & bit != 0) else {
-                            // Emptied by a single placed just before.
-                            return Outcome::Dead;
-                        };
-                        self.place(band, x, d);
+                    // Digit by digit: a naked single is in one word only,
+                    // so no other digit loses the cell.
+                    for d in 0..9 {
+                        let mut mine = singles & self.c.cand[9 * band + d];
+                        while mine != 0 {
+                            let x = mine.trailing_zeros() as usize;
+                            mine &= mine - 1;
+                            if self.c.cand[9 * band + d] & (1 << x) == 0 {
+                                // Two singles of one unit want the same digit.
+                                return Outcome::Dead;
+                            }
+                            self.dirty |= self.c.place_naked(band, x, d);
+                        }
+                    }
+                    if singles & self.c.unsolved[band] != 0 {
+                        // A single lost its digit to a single placed before it.
+                        return Outcome::Dead;
                     }
                     placed = true;
                     continue;

@@ -87,6 +87,39 @@ impl Solver {
     /// Like [`Solver::new`], with some propagation rules switched off (for
     /// measuring what each is worth; answers are the same, only slower).
     pub fn with_rules(puzzle: &Grid, max_solutions: u32, rules: Rules) -> Solver {
+        let mut s = Solver {
+            stack: [Frame {
+                cands: Cands::ZERO,
+                band: 0,
+                bit: 0,
+                remaining: 0,
+            }; CELLS + 1],
+            depth: 0,
+            limit: 1,
+            rules,
+            answer: Answer {
+                solution: None,
+                count: 0,
+                complete: true,
+                stats: Stats::default(),
+            },
+            started: false,
+        };
+        s.restart_with_rules(puzzle, max_solutions, rules);
+        s
+    }
+
+    /// Starts a new search in this solver, as [`Solver::new`] would, reusing
+    /// its memory: only the root board is written, where building a new
+    /// `Solver` writes all 11 KiB of its stack. A caller solving many puzzles
+    /// keeps one `Solver` and restarts it.
+    pub fn restart(&mut self, puzzle: &Grid, max_solutions: u32) {
+        self.restart_with_rules(puzzle, max_solutions, Rules::ALL);
+    }
+
+    /// [`Solver::restart`] with some rules switched off (see
+    /// [`Solver::with_rules`]).
+    pub fn restart_with_rules(&mut self, puzzle: &Grid, max_solutions: u32, rules: Rules) {
         let mut root = Cands::EMPTY;
         let mut ok = true;
         for (i, &d) in puzzle.0.iter().enumerate() {
@@ -100,26 +133,17 @@ impl Solver {
             }
             root.place(i / 27, i % 27, d);
         }
-        let mut stack = [Frame {
-            cands: Cands::ZERO,
-            band: 0,
-            bit: 0,
-            remaining: 0,
-        }; CELLS + 1];
-        stack[0].cands = root;
-        Solver {
-            stack,
-            depth: 0,
-            limit: max_solutions.max(1),
-            rules,
-            answer: Answer {
-                solution: None,
-                count: 0,
-                complete: !ok,
-                stats: Stats::default(),
-            },
-            started: false,
-        }
+        self.stack[0].cands = root;
+        self.depth = 0;
+        self.limit = max_solutions.max(1);
+        self.rules = rules;
+        self.answer = Answer {
+            solution: None,
+            count: 0,
+            complete: !ok,
+            stats: Stats::default(),
+        };
+        self.started = false;
     }
 
     /// Runs at most `node_budget` more search nodes (at least 1).
@@ -359,6 +383,22 @@ mod tests {
         assert!(a.complete && a.count >= 1);
         let s = a.solution.unwrap();
         assert!(s.is_valid_solution() && p.is_kept_by(&s));
+    }
+
+    #[test]
+    fn restart_answers_as_a_new_solver_does() {
+        let puzzles = [HARD, CLASSIC, CLASSIC_SOLVED, &".".repeat(81)];
+        let mut s = Solver::new(&Grid::EMPTY, 1);
+        for limit in [1, 2, 3] {
+            for text in puzzles {
+                let p = Grid::from_text(text).unwrap();
+                // Left paused mid-search, then restarted on the next puzzle.
+                s.resume(2);
+                s.restart(&p, limit);
+                s.resume(u64::MAX);
+                assert_eq!(s.answer(), run(&p, limit, u64::MAX), "{text} limit {limit}");
+            }
+        }
     }
 
     #[test]
