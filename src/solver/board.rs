@@ -207,6 +207,19 @@ impl Cands {
         changed
     }
 
+    /// How many peers of cell `x` of `band` still have digit `d` (0-based)
+    /// as a candidate.
+    #[inline]
+    pub(crate) fn peers_with(&self, band: u8, x: u8, d: usize) -> u32 {
+        let (band, x) = (band as usize, x as usize);
+        let col = COLUMN[x % 9];
+        let mut n = (self.cand[9 * band + d] & PEERS_IN_BAND[x & 31]).count_ones();
+        for o in OTHER[band] {
+            n += (self.cand[9 * o + d] & col).count_ones();
+        }
+        n
+    }
+
     /// The grid of a board with every cell placed.
     pub(crate) fn solution(&self) -> Grid {
         let mut g = [0u8; CELLS];
@@ -255,12 +268,13 @@ impl Board<'_> {
             }
             m &= EXPAND[keep as usize & 0x1ff];
             let locked = LOCKED_COLUMNS[((m | m >> 9 | m >> 18) & 0x1ff) as usize];
-            for o in OTHER[band] {
-                let w = self.c.cand[9 * o + d];
-                let n = w & !locked;
-                self.dirty |= u32::from(w != n) << (9 * o + d);
-                self.c.cand[9 * o + d] = n;
-            }
+            // The same digit's words in the two other bands.
+            let (o1, o2) = ((i + 9) % 27, (i + 18) % 27);
+            let (w1, w2) = (self.c.cand[o1], self.c.cand[o2]);
+            let (n1, n2) = (w1 & !locked, w2 & !locked);
+            self.dirty |= u32::from(w1 != n1) << o1 | u32::from(w2 != n2) << o2;
+            self.c.cand[o1] = n1;
+            self.c.cand[o2] = n2;
             self.c.cand[i] = m;
         } else if m & 0x1ff == 0 || m & (0x1ff << 9) == 0 || m & (0x1ff << 18) == 0 {
             return false;

