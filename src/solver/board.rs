@@ -128,6 +128,40 @@ impl Cands {
         open_rows: [BAND; 3],
     };
 
+    /// The board of a puzzle's givens, before any propagation; `None` when
+    /// two givens break the rules (or a value is not a digit).
+    pub(crate) fn from_givens(puzzle: &Grid) -> Option<Cands> {
+        let mut c = Cands::EMPTY;
+        let mut given = [[0u32; 9]; 3];
+        for (band, cells) in puzzle.0.chunks_exact(27).enumerate() {
+            for (x, &v) in cells.iter().enumerate() {
+                if v == 0 {
+                    continue;
+                }
+                let d = usize::from(v) - 1;
+                if d >= 9 {
+                    return None;
+                }
+                // Clears the digit from the peers only: the other digits
+                // lose all given cells at once below.
+                c.place_naked(band, x, d);
+                given[band][d] |= 1 << x;
+            }
+        }
+        for (band, given) in given.iter().enumerate() {
+            let placed = BAND & !c.unsolved[band];
+            for (d, &g) in given.iter().enumerate() {
+                let w = c.cand[9 * band + d];
+                if w & g != g {
+                    // A given of the same digit among its peers.
+                    return None;
+                }
+                c.cand[9 * band + d] = (w & !placed) | g;
+            }
+        }
+        Some(c)
+    }
+
     /// Whether digit `d` (0-based) can still go in `cell` (0..81), which is
     /// unsolved.
     #[inline]

@@ -123,27 +123,15 @@ impl Solver {
     /// [`Solver::restart`] with some rules switched off (see
     /// [`Solver::with_rules`]).
     pub fn restart_with_rules(&mut self, puzzle: &Grid, max_solutions: u32, rules: Rules) {
-        let mut root = Cands::EMPTY;
-        let mut ok = true;
-        for (i, &d) in puzzle.0.iter().enumerate() {
-            if d == 0 {
-                continue;
-            }
-            let d = d as usize - 1;
-            if d >= 9 || !root.can_place(i, d) {
-                ok = false;
-                break;
-            }
-            root.place(i / 27, i % 27, d);
-        }
-        self.stack[0].cands = root;
+        let root = Cands::from_givens(puzzle);
+        self.stack[0].cands = root.unwrap_or(Cands::ZERO);
         self.depth = 0;
         self.limit = max_solutions.max(1);
         self.rules = rules;
         self.answer = Answer {
             solution: None,
             count: 0,
-            complete: !ok,
+            complete: root.is_none(),
             stats: Stats::default(),
         };
         self.started = false;
