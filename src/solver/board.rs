@@ -162,14 +162,6 @@ impl Cands {
         Some(c)
     }
 
-    /// Whether digit `d` (0-based) can still go in `cell` (0..81), which is
-    /// unsolved.
-    #[inline]
-    pub(crate) fn can_place(&self, cell: usize, d: usize) -> bool {
-        let (band, bit) = (cell / 27, 1u32 << (cell % 27));
-        self.unsolved[band] & bit != 0 && self.cand[9 * band + d] & bit != 0
-    }
-
     /// Places digit `d` (0-based) in cell `x` of `band`. The caller has
     /// checked the cell is unsolved and has `d` as a candidate. Returns the
     /// words that changed (bit 9 * band + digit).
