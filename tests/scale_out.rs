@@ -459,7 +459,7 @@ impl Scene<'_> {
 #[test]
 fn three_backends_behind_nginx_share_the_work_and_survive_a_kill() {
     let Some((nginx, http2_directive)) = find_nginx() else {
-        return skip(TEST, "nginx not found (apt-get install nginx)");
+        return skip(TEST, "no nginx on PATH, in /usr/sbin or at $SUDOKU_NGINX");
     };
     let python = match python_venv() {
         Ok(p) => p,
