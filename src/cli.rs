@@ -69,6 +69,11 @@ struct SolveArgs {
     /// Puzzles per SolveBatch request message.
     #[arg(long, default_value_t = 64)]
     batch: usize,
+    /// SolveBatch calls at once on the connection, request messages dealt
+    /// among them in turn. A proxy that balances per call (nginx, a mesh)
+    /// may send each call to a different server.
+    #[arg(long, default_value_t = 1)]
+    streams: usize,
     /// Work budget per puzzle for --local, in search nodes.
     #[arg(long, default_value_t = 5_000_000)]
     max_nodes: u64,
@@ -193,7 +198,14 @@ async fn solve(args: SolveArgs) -> anyhow::Result<i32> {
         })
         .await?
     } else {
-        let v = solve_remote(&entries, &args.server, limit, args.batch.max(1)).await?;
+        let v = solve_remote(
+            &entries,
+            &args.server,
+            limit,
+            args.batch.max(1),
+            args.streams.max(1),
+        )
+        .await?;
         (entries, v)
     };
     let (entries, verdicts) = verdicts;
@@ -279,14 +291,16 @@ fn solve_entry(solver: &mut Solver, e: &Entry, limit: u32, max_nodes: u64) -> Ve
     }
 }
 
-/// Streams the puzzles through one SolveBatch call; verdicts in input order.
+/// Streams the puzzles through `streams` SolveBatch calls on one connection;
+/// verdicts in input order.
 async fn solve_remote(
     entries: &[Entry],
     server: &str,
     limit: u32,
     batch: usize,
+    streams: usize,
 ) -> anyhow::Result<Vec<Verdict>> {
-    let mut client =
+    let client =
         SudokuServiceClient::new(connect(server).await?).max_decoding_message_size(64 << 20);
     let options = Some(pb::SolveOptions {
         mode: if limit > 1 {
@@ -323,11 +337,23 @@ async fn solve_remote(
         .map(|e| e.puzzle.as_ref().err().map(|m| Verdict::Failed(m.clone())))
         .collect();
     let mut pending = verdicts.iter().filter(|v| v.is_none()).count();
-    let mut responses = client
-        .solve_batch(tokio_stream::iter(messages))
+    // Message k goes to call k mod n, so every call carries a share even
+    // when the messages are fewer than a multiple of n.
+    let n = streams.min(messages.len()).max(1);
+    let mut shares: Vec<Vec<pb::SolveBatchRequest>> = (0..n).map(|_| Vec::new()).collect();
+    for (k, message) in messages.into_iter().enumerate() {
+        shares[k % n].push(message);
+    }
+    let calls = shares.into_iter().map(|share| {
+        let mut client = client.clone();
+        async move { client.solve_batch(tokio_stream::iter(share)).await }
+    });
+    let opened = futures::future::try_join_all(calls)
         .await
-        .context("SolveBatch call failed")?
-        .into_inner();
+        .context("SolveBatch call failed")?;
+    // Results are matched by id, so the calls' answers can be read in
+    // whatever order they arrive.
+    let mut responses = futures::stream::select_all(opened.into_iter().map(|r| r.into_inner()));
     while let Some(msg) = responses.next().await {
         let msg = msg.context("SolveBatch stream ended with an error")?;
         for r in msg.results {
@@ -345,7 +371,7 @@ async fn solve_remote(
         }
     }
     if pending > 0 {
-        bail!("the stream ended with {pending} puzzles unanswered");
+        bail!("the streams ended with {pending} puzzles unanswered");
     }
     Ok(verdicts
         .into_iter()

@@ -1,16 +1,12 @@
 //! The server binary as an orchestrator runs it: started with flags, stopped
 //! with SIGTERM, exiting 0 after the drain.
 
+mod peers;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use peers::free_port;
 
 #[test]
 fn sigterm_drains_and_exits_zero() {
