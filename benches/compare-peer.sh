@@ -31,7 +31,7 @@ for round in $(seq "$rounds"); do
   for set in $sets; do
     file="$(ls "$repo"/data/puzzles* | grep -- "$set" | head -1)"
     ours="$(BENCH_SET="$set" BENCH_RUNS=1 BENCH_MIN_SECS="$min_secs" \
-      cargo bench --bench solver --quiet 2>/dev/null | grep '^RESULT' | grep 'config=all ')"
+      cargo bench --bench solver --quiet 2>/dev/null | grep '^RESULT' | grep 'config=default ')"
     theirs="$("$peer" --mode both --runs 1 --min-secs "$min_secs" "$file" 2>/dev/null | grep '^RESULT')"
     for mode in one count2; do
       a="$(grep "mode=$mode " <<<"$ours" | field median_pps)"

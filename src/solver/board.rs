@@ -34,8 +34,8 @@
 //!   for an open digit gets it placed, found during the band update;
 //! - naked singles (`naked_singles`): bit-sliced counting over the 9 digit
 //!   words of a band finds cells with one candidate (and empty cells);
-//! - hidden singles in columns and boxes (`hidden_singles`): run only when
-//!   the cheaper rules are stuck.
+//! - hidden singles in columns and boxes (`hidden_singles`, off by default):
+//!   run only when the cheaper rules are stuck.
 //!
 //! The search branches on a cell with two candidates when there is one (the
 //! last such cell in grid order), else on a cell with the fewest (MRV).
@@ -50,7 +50,8 @@ use super::tables::{
 };
 use crate::grid::{CELLS, Grid};
 
-/// Which propagation rules run. All on by default; switching one off is for
+/// Which propagation rules run. [`Rules::DEFAULT`] is the set that pays
+/// for itself on the benchmark sets; switching a rule off or on is for
 /// measuring what it is worth (the engine stays correct either way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rules {
@@ -61,27 +62,31 @@ pub struct Rules {
     pub box_line: bool,
     /// Cells with a single candidate are placed without branching.
     pub naked_singles: bool,
-    /// Hidden singles in columns and boxes, when nothing cheaper applies.
+    /// Hidden singles in columns (and boxes, when box-line is off), looked
+    /// for before branching. Off by default: it saves guesses, but on every
+    /// set but forum hardest its scans cost more than the guesses it saves
+    /// (ablation in the README).
     pub hidden_singles: bool,
-    /// Run the generic code path (rules read at run time) even when every
-    /// rule is on, so ablation figures compare like with like. Benches only.
+    /// Run the generic code path (rules read at run time) even with the
+    /// default rules, so ablation figures compare like with like. Benches
+    /// only.
     pub generic: bool,
 }
 
 impl Rules {
-    /// Every rule on.
-    pub const ALL: Rules = Rules {
+    /// The rules the engine runs unless told otherwise.
+    pub const DEFAULT: Rules = Rules {
         row_singles: true,
         box_line: true,
         naked_singles: true,
-        hidden_singles: true,
+        hidden_singles: false,
         generic: false,
     };
 }
 
 impl Default for Rules {
     fn default() -> Rules {
-        Rules::ALL
+        Rules::DEFAULT
     }
 }
 

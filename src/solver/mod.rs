@@ -83,7 +83,7 @@ impl Solver {
     /// Starts a search of `puzzle` for up to `max_solutions` solutions (at
     /// least 1). Givens that break the rules make a puzzle with no solution.
     pub fn new(puzzle: &Grid, max_solutions: u32) -> Solver {
-        Solver::with_rules(puzzle, max_solutions, Rules::ALL)
+        Solver::with_rules(puzzle, max_solutions, Rules::DEFAULT)
     }
 
     /// Like [`Solver::new`], with some propagation rules switched off (for
@@ -117,7 +117,7 @@ impl Solver {
     /// `Solver` writes all 11 KiB of its stack. A caller solving many puzzles
     /// keeps one `Solver` and restarts it.
     pub fn restart(&mut self, puzzle: &Grid, max_solutions: u32) {
-        self.restart_with_rules(puzzle, max_solutions, Rules::ALL);
+        self.restart_with_rules(puzzle, max_solutions, Rules::DEFAULT);
     }
 
     /// [`Solver::restart`] with some rules switched off (see
@@ -139,17 +139,18 @@ impl Solver {
 
     /// Runs at most `node_budget` more search nodes (at least 1).
     pub fn resume(&mut self, node_budget: u64) -> Progress {
-        if self.rules == Rules::ALL {
+        if self.rules == Rules::DEFAULT {
             self.resume_with::<true>(node_budget)
         } else {
             self.resume_with::<false>(node_budget)
         }
     }
 
-    /// The search loop; `ALL` compiles a copy with every rule fixed on.
+    /// The search loop; `DEFAULT` compiles a copy with the default rules
+    /// fixed.
     #[inline(always)]
-    fn resume_with<const ALL: bool>(&mut self, node_budget: u64) -> Progress {
-        let rules = if ALL { Rules::ALL } else { self.rules };
+    fn resume_with<const DEFAULT: bool>(&mut self, node_budget: u64) -> Progress {
+        let rules = if DEFAULT { Rules::DEFAULT } else { self.rules };
         if self.answer.complete {
             return Progress::Done;
         }
