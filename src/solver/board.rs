@@ -46,7 +46,8 @@
 //! bitboards. Written from those descriptions; no code was copied.
 
 use super::tables::{
-    BAND, BOX, COLUMN, COMPLEX, EXPAND, LOCKED_COLUMNS, OTHER, PEERS_IN_BAND, SHRINK,
+    BAND, BOX, COLUMN, COMPLEX, EXPAND, LOCKED_COLUMNS, OTHER, OTHER_WORDS, PEERS_IN_BAND, SHRINK,
+    SINGLE,
 };
 use crate::grid::{CELLS, Grid};
 
@@ -300,7 +301,7 @@ impl Board<'_> {
             m &= EXPAND[keep as usize & 0x1ff];
             let locked = LOCKED_COLUMNS[((m | m >> 9 | m >> 18) & 0x1ff) as usize];
             // The same digit's words in the two other bands.
-            let (o1, o2) = ((i + 9) % 27, (i + 18) % 27);
+            let [o1, o2] = OTHER_WORDS[i & 31].map(usize::from);
             let (w1, w2) = (self.c.cand[o1], self.c.cand[o2]);
             let (n1, n2) = (w1 & !locked, w2 & !locked);
             self.dirty |= u32::from(w1 != n1) << o1 | u32::from(w2 != n2) << o2;
@@ -313,10 +314,9 @@ impl Board<'_> {
         if r.row_singles {
             let open = (self.c.open_rows[band] >> (3 * d)) & 7;
             if open != 0 {
-                let (v0, v1, v2) = (m & 0x1ff, (m >> 9) & 0x1ff, (m >> 18) & 0x1ff);
-                let mut single = (u32::from(v0 & v0.wrapping_sub(1) == 0)
-                    | u32::from(v1 & v1.wrapping_sub(1) == 0) << 1
-                    | u32::from(v2 & v2.wrapping_sub(1) == 0) << 2)
+                let mut single = (u32::from(SINGLE[(m & 0x1ff) as usize])
+                    | u32::from(SINGLE[((m >> 9) & 0x1ff) as usize]) << 1
+                    | u32::from(SINGLE[((m >> 18) & 0x1ff) as usize]) << 2)
                     & open;
                 while single != 0 {
                     let row = single.trailing_zeros() as usize;

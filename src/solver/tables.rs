@@ -24,6 +24,29 @@ pub(crate) const SHRINK: [u8; 512] = {
     t
 };
 
+/// For the 9 bits of one band row: at most one cell set.
+pub(crate) const SINGLE: [bool; 512] = {
+    let mut t = [false; 512];
+    let mut v = 0;
+    while v < 512 {
+        t[v] = v & v.wrapping_sub(1) == 0;
+        v += 1;
+    }
+    t
+};
+
+/// For word `9 * band + digit` (0..27): the same digit's words in the two
+/// other bands. Padded to 32.
+pub(crate) const OTHER_WORDS: [[u8; 2]; 32] = {
+    let mut t = [[0u8; 2]; 32];
+    let mut i = 0;
+    while i < 27 {
+        t[i] = [((i + 9) % 27) as u8, ((i + 18) % 27) as u8];
+        i += 1;
+    }
+    t
+};
+
 /// A 9-bit minirow mask widened to the 27 cells it covers.
 pub(crate) const EXPAND: [u32; 512] = {
     let mut t = [0u32; 512];
