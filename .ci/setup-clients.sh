@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the other-language client tests need (tests/python_client.rs,
-# tests/node_client.rs, tests/buf.rs, tests/zstd_curl.rs) on a fresh Debian
-# machine, as root, without questions. Safe to run again: each step is
-# skipped when its result is already there and current.
+# tests/node_client.rs, tests/buf.rs, tests/zstd_curl.rs, tests/scale_out.rs)
+# on a fresh Debian machine, as root, without questions. Safe to run again:
+# each step is skipped when its result is already there and current.
 #
 #   - python3 with venv, then a virtualenv in ${CARGO_TARGET_DIR:-target}/py-venv
 #     with examples/python/requirements.txt (the same path the tests use)
 #   - node and npm, then `npm ci` in examples/node and tools/buf (buf comes
 #     from the @bufbuild/buf npm package)
 #   - curl (with HTTP/2) and zstd, for the zstd test
+#   - nginx, for the scale-out test, which runs its own nginx from a config
+#     in the target directory; the system one is not needed, so it is
+#     stopped if the package started it
 #
 # Usage: bash .ci/setup-clients.sh     (from anywhere; CI runs it before cargo test)
 set -euo pipefail
@@ -44,6 +47,16 @@ if ! command -v zstd >/dev/null || ! curl --version 2>/dev/null | grep -q 'HTTP2
   apt_install curl zstd ca-certificates
 fi
 
+# nginx (Debian puts it in /usr/sbin, which a non-root PATH may lack; the
+# test looks there too). In a container policy-rc.d usually forbids the
+# package's start of the service, which apt reports and ignores.
+if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  apt_install nginx
+  if [ -s /run/nginx.pid ] && kill -0 "$(cat /run/nginx.pid)" 2>/dev/null; then
+    /usr/sbin/nginx -s quit || true
+  fi
+fi
+
 # The virtualenv, reused while requirements.txt is unchanged (the stamp is
 # the file the tests compare too).
 venv="$target/py-venv"
@@ -67,4 +80,5 @@ done
 
 echo "clients-setup: python $("$venv/bin/python" --version 2>&1 | cut -d' ' -f2)," \
   "node $(node --version), buf $("$repo/tools/buf/node_modules/.bin/buf" --version)," \
-  "$(zstd --version | head -1)"
+  "$(zstd --version | head -1)," \
+  "$("$(command -v nginx || echo /usr/sbin/nginx)" -v 2>&1)"

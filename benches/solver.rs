@@ -9,7 +9,9 @@
 //! - `BENCH_RUNS=5` runs per figure (median reported);
 //! - `BENCH_MIN_SECS=0.5` each run repeats the set until this much time passed;
 //! - `BENCH_ABLATION=1` also print each figure with each rule switched off
-//!   (these run the generic code path; `all_generic_path` is their baseline);
+//!   (or on, for a rule off by default); these run the generic code path, so
+//!   `default_generic_path` is their baseline (`benches/ablation.sh` counts
+//!   the same by instructions);
 //! - `BENCH_BUDGET=1` also print the cost of the node budget: one huge budget
 //!   against resuming in slices of 1000 and 100 nodes;
 //! - `BENCH_FIXED=1` no timing loop and no validation: one pass over each set
@@ -63,8 +65,11 @@ enum How {
 #[inline(never)]
 fn pass(puzzles: &[Grid], limit: u32, rules: Rules, how: How) -> u64 {
     let mut guesses = 0;
+    // One solver for the pass, restarted per puzzle, as the service and the
+    // CLI use it.
+    let mut s = Solver::new(&Grid::EMPTY, 1);
     for p in puzzles {
-        let mut s = Solver::with_rules(black_box(p), limit, rules);
+        s.restart_with_rules(black_box(p), limit, rules);
         match how {
             How::Whole => {
                 s.resume(u64::MAX);
@@ -161,24 +166,17 @@ fn main() {
         "count2" => vec![("count2", 2)],
         _ => vec![("one", 1), ("count2", 2)],
     };
-    let off = |f: fn(&mut Rules)| {
-        let mut r = Rules::ALL;
+    let change = |f: fn(&mut Rules)| {
+        let mut r = Rules::DEFAULT;
         f(&mut r);
         r
     };
     let ablations: Vec<(&str, Rules)> = vec![
-        ("all_generic_path", off(|r| r.generic = true)),
-        ("no_row_singles", off(|r| r.row_singles = false)),
-        ("no_box_line", off(|r| r.box_line = false)),
-        ("no_naked_singles", off(|r| r.naked_singles = false)),
-        ("no_hidden_singles", off(|r| r.hidden_singles = false)),
-        (
-            "no_row_or_hidden_singles",
-            off(|r| {
-                r.row_singles = false;
-                r.hidden_singles = false;
-            }),
-        ),
+        ("default_generic_path", change(|r| r.generic = true)),
+        ("no_row_singles", change(|r| r.row_singles = false)),
+        ("no_box_line", change(|r| r.box_line = false)),
+        ("no_naked_singles", change(|r| r.naked_singles = false)),
+        ("with_hidden_singles", change(|r| r.hidden_singles = true)),
     ];
 
     println!(
@@ -196,9 +194,9 @@ fn main() {
                 };
                 // BENCH_FIXED_CONFIG picks one rule set, so callgrind can
                 // count each ablation on its own.
-                let want = std::env::var("BENCH_FIXED_CONFIG").unwrap_or_else(|_| "all".into());
-                let rules = if want == "all" {
-                    Rules::ALL
+                let want = std::env::var("BENCH_FIXED_CONFIG").unwrap_or_else(|_| "default".into());
+                let rules = if want == "default" {
+                    Rules::DEFAULT
                 } else {
                     ablations
                         .iter()
@@ -218,9 +216,9 @@ fn main() {
                 );
                 continue;
             }
-            validate(&set, limit, Rules::ALL);
-            let all = measure(&set, limit, Rules::ALL, How::Whole, runs, min);
-            print(&set, mname, "all", &all);
+            validate(&set, limit, Rules::DEFAULT);
+            let all = measure(&set, limit, Rules::DEFAULT, How::Whole, runs, min);
+            print(&set, mname, "default", &all);
             if ablation {
                 for &(label, rules) in &ablations {
                     validate(&set, limit, rules);
@@ -233,8 +231,8 @@ fn main() {
                 for n in [1000u64, 100] {
                     let mut ratios = Vec::new();
                     for _ in 0..runs {
-                        let w = measure(&set, limit, Rules::ALL, How::Whole, 1, min);
-                        let s = measure(&set, limit, Rules::ALL, How::Slices(n), 1, min);
+                        let w = measure(&set, limit, Rules::DEFAULT, How::Whole, 1, min);
+                        let s = measure(&set, limit, Rules::DEFAULT, How::Slices(n), 1, min);
                         ratios.push(s.pps / w.pps);
                     }
                     ratios.sort_by(|a, b| a.partial_cmp(b).unwrap());

@@ -14,7 +14,7 @@ use crate::grid::Grid;
 use crate::input::{Entry, Format, read_puzzles, write_grid};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
-use crate::solver;
+use crate::solver::Solver;
 
 /// Command-line client of the Sudoku service.
 #[derive(Debug, Parser)]
@@ -69,6 +69,11 @@ struct SolveArgs {
     /// Puzzles per SolveBatch request message.
     #[arg(long, default_value_t = 64)]
     batch: usize,
+    /// SolveBatch calls at once on the connection, request messages dealt
+    /// among them in turn. A proxy that balances per call (nginx, a mesh)
+    /// may send each call to a different server.
+    #[arg(long, default_value_t = 1)]
+    streams: usize,
     /// Work budget per puzzle for --local, in search nodes.
     #[arg(long, default_value_t = 5_000_000)]
     max_nodes: u64,
@@ -193,7 +198,14 @@ async fn solve(args: SolveArgs) -> anyhow::Result<i32> {
         })
         .await?
     } else {
-        let v = solve_remote(&entries, &args.server, limit, args.batch.max(1)).await?;
+        let v = solve_remote(
+            &entries,
+            &args.server,
+            limit,
+            args.batch.max(1),
+            args.streams.max(1),
+        )
+        .await?;
         (entries, v)
     };
     let (entries, verdicts) = verdicts;
@@ -230,6 +242,8 @@ fn solve_local(entries: &[Entry], limit: u32, max_nodes: u64, threads: usize) ->
             .map(|_| {
                 s.spawn(|| {
                     let mut done = Vec::new();
+                    // One solver per thread, restarted per puzzle.
+                    let mut solver = Solver::new(&Grid::EMPTY, 1);
                     loop {
                         let start = next.fetch_add(CHUNK, Ordering::Relaxed);
                         let Some(chunk) = entries.get(start..(start + CHUNK).min(entries.len()))
@@ -239,7 +253,9 @@ fn solve_local(entries: &[Entry], limit: u32, max_nodes: u64, threads: usize) ->
                         if chunk.is_empty() {
                             break;
                         }
-                        let verdicts = chunk.iter().map(|e| solve_entry(e, limit, max_nodes));
+                        let verdicts = chunk
+                            .iter()
+                            .map(|e| solve_entry(&mut solver, e, limit, max_nodes));
                         done.push((start, verdicts.collect()));
                     }
                     done
@@ -255,7 +271,7 @@ fn solve_local(entries: &[Entry], limit: u32, max_nodes: u64, threads: usize) ->
     parts.into_iter().flat_map(|(_, v)| v).collect()
 }
 
-fn solve_entry(e: &Entry, limit: u32, max_nodes: u64) -> Verdict {
+fn solve_entry(solver: &mut Solver, e: &Entry, limit: u32, max_nodes: u64) -> Verdict {
     let g = match &e.puzzle {
         Err(msg) => return Verdict::Failed(msg.clone()),
         Ok(g) => g,
@@ -263,7 +279,9 @@ fn solve_entry(e: &Entry, limit: u32, max_nodes: u64) -> Verdict {
     if let Err(err) = g.check_givens() {
         return Verdict::Failed(err.to_string());
     }
-    let a = solver::run(g, limit, max_nodes);
+    solver.restart(g, limit);
+    solver.resume(max_nodes);
+    let a = solver.answer();
     match (a.solution, a.count, a.complete) {
         (Some(s), 1, _) if limit == 1 => Verdict::Solved(s),
         (Some(s), 1, true) => Verdict::Solved(s),
@@ -273,14 +291,16 @@ fn solve_entry(e: &Entry, limit: u32, max_nodes: u64) -> Verdict {
     }
 }
 
-/// Streams the puzzles through one SolveBatch call; verdicts in input order.
+/// Streams the puzzles through `streams` SolveBatch calls on one connection;
+/// verdicts in input order.
 async fn solve_remote(
     entries: &[Entry],
     server: &str,
     limit: u32,
     batch: usize,
+    streams: usize,
 ) -> anyhow::Result<Vec<Verdict>> {
-    let mut client =
+    let client =
         SudokuServiceClient::new(connect(server).await?).max_decoding_message_size(64 << 20);
     let options = Some(pb::SolveOptions {
         mode: if limit > 1 {
@@ -317,11 +337,23 @@ async fn solve_remote(
         .map(|e| e.puzzle.as_ref().err().map(|m| Verdict::Failed(m.clone())))
         .collect();
     let mut pending = verdicts.iter().filter(|v| v.is_none()).count();
-    let mut responses = client
-        .solve_batch(tokio_stream::iter(messages))
+    // Message k goes to call k mod n, so every call carries a share even
+    // when the messages are fewer than a multiple of n.
+    let n = streams.min(messages.len()).max(1);
+    let mut shares: Vec<Vec<pb::SolveBatchRequest>> = (0..n).map(|_| Vec::new()).collect();
+    for (k, message) in messages.into_iter().enumerate() {
+        shares[k % n].push(message);
+    }
+    let calls = shares.into_iter().map(|share| {
+        let mut client = client.clone();
+        async move { client.solve_batch(tokio_stream::iter(share)).await }
+    });
+    let opened = futures::future::try_join_all(calls)
         .await
-        .context("SolveBatch call failed")?
-        .into_inner();
+        .context("SolveBatch call failed")?;
+    // Results are matched by id, so the calls' answers can be read in
+    // whatever order they arrive.
+    let mut responses = futures::stream::select_all(opened.into_iter().map(|r| r.into_inner()));
     while let Some(msg) = responses.next().await {
         let msg = msg.context("SolveBatch stream ended with an error")?;
         for r in msg.results {
@@ -339,7 +371,7 @@ async fn solve_remote(
         }
     }
     if pending > 0 {
-        bail!("the stream ended with {pending} puzzles unanswered");
+        bail!("the streams ended with {pending} puzzles unanswered");
     }
     Ok(verdicts
         .into_iter()

@@ -51,7 +51,8 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// Solver threads (async worker threads); 0 = one per core.
+    /// Puzzles solved at once (solving slots); the async runtime gets one
+    /// thread more, so one is always free for I/O; 0 = one per core.
     #[arg(long, env = "SUDOKU_WORKERS", default_value_t = 0)]
     pub workers: usize,
 
@@ -147,7 +148,14 @@ impl Config {
         Duration::from_millis(self.drain_timeout_ms)
     }
 
-    /// Worker threads to run, resolving 0 to the number of cores.
+    /// Threads the async runtime needs: one per solving slot, plus one that
+    /// solving can never occupy, so a health check or an easy call is
+    /// answered while every slot works on a hard puzzle.
+    pub fn runtime_threads(&self) -> usize {
+        self.worker_threads() + 1
+    }
+
+    /// Solving slots, resolving 0 to the number of cores.
     pub fn worker_threads(&self) -> usize {
         if self.workers > 0 {
             self.workers

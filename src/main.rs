@@ -10,7 +10,7 @@ fn main() -> anyhow::Result<()> {
     let config = Config::parse();
     init_tracing(config.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(config.worker_threads())
+        .worker_threads(config.runtime_threads())
         .enable_all()
         .build()?;
     runtime.block_on(async {

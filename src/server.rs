@@ -8,14 +8,17 @@ use std::time::Duration;
 
 use std::pin::Pin;
 
-use anyhow::Context;
+use anyhow::Context as _;
+use futures::TryFutureExt;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tonic::Status;
 use tonic::codec::CompressionEncoding;
-use tonic::{Request, Response, Status};
+use tonic::codegen::http::{HeaderValue, Request, Response};
+use tonic::codegen::{Context, Poll, Service};
 use tonic_health::ServingStatus;
 use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
@@ -107,6 +110,19 @@ impl Prepared {
             crate::metrics::install(metrics_addr)?;
             crate::metrics::spawn_publisher(service.gauges());
         }
+        // Every service takes the same encodings, so the one
+        // grpc-accept-encoding header the routes advertise is true of each.
+        macro_rules! compressed {
+            ($service:expr) => {{
+                let mut service = $service;
+                for encoding in ENCODINGS {
+                    service = service
+                        .accept_compressed(encoding)
+                        .send_compressed(encoding);
+                }
+                service
+            }};
+        }
         let reporter = HealthReporter::new();
         let health = HealthServer::new(DrainingHealth {
             inner: HealthService::from_health_reporter(reporter.clone()),
@@ -123,18 +139,16 @@ impl Prepared {
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .build_v1alpha()?;
 
-        let sudoku = SudokuServiceServer::new(service)
-            .max_decoding_message_size(config.max_message_bytes)
-            .accept_compressed(CompressionEncoding::Gzip)
-            .accept_compressed(CompressionEncoding::Zstd)
-            .send_compressed(CompressionEncoding::Gzip)
-            .send_compressed(CompressionEncoding::Zstd);
+        let sudoku =
+            SudokuServiceServer::new(service).max_decoding_message_size(config.max_message_bytes);
 
-        let routes = tonic::service::Routes::new(health)
-            .add_service(reflection_v1)
-            .add_service(reflection_v1alpha)
-            .add_service(sudoku)
-            .prepare();
+        let routes = AdvertiseEncodings(
+            tonic::service::Routes::new(compressed!(health))
+                .add_service(compressed!(reflection_v1))
+                .add_service(compressed!(reflection_v1alpha))
+                .add_service(compressed!(sudoku))
+                .prepare(),
+        );
 
         // HTTP/2 is served with hyper directly rather than through tonic's
         // Server: its built-in grpc-timeout layer answers an expired deadline
@@ -238,12 +252,53 @@ impl Prepared {
 
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The message encodings every service accepts and answers in, besides
+/// identity.
+const ENCODINGS: [CompressionEncoding; 2] = [CompressionEncoding::Gzip, CompressionEncoding::Zstd];
+
+/// `grpc-accept-encoding` for [`ENCODINGS`], written as tonic writes it on
+/// the UNIMPLEMENTED answer to an unknown encoding: the enabled ones in
+/// order, then identity, with no spaces (grpc-js splits it on bare commas).
+const ACCEPT_ENCODING: &str = "gzip,zstd,identity";
+
+/// Adds `grpc-accept-encoding` to every response of the gRPC routes it
+/// wraps, OK or error, unary or streaming. tonic sends it only when it
+/// refuses an encoding, so a client could not otherwise learn that the
+/// server takes zstd before trying it. A header already set is kept.
+#[derive(Clone)]
+struct AdvertiseEncodings<S>(S);
+
+impl<S, B, R> Service<Request<B>> for AdvertiseEncodings<S>
+where
+    S: Service<Request<B>, Response = Response<R>>,
+{
+    type Response = Response<R>;
+    type Error = S::Error;
+    type Future = futures::future::MapOk<S::Future, fn(Response<R>) -> Response<R>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        self.0.call(request).map_ok(advertise_encodings::<R>)
+    }
+}
+
+fn advertise_encodings<R>(mut response: Response<R>) -> Response<R> {
+    response
+        .headers_mut()
+        .entry("grpc-accept-encoding")
+        .or_insert(HeaderValue::from_static(ACCEPT_ENCODING));
+    response
+}
+
 /// One accepted connection and how to run it.
 struct Connection {
     /// Where the socket lingers after the connection ends (see [`Lingering`]).
     lingering: TaskTracker,
     http2: hyper::server::conn::http2::Builder<TokioExecutor>,
-    routes: tonic::service::Routes,
+    routes: AdvertiseEncodings<tonic::service::Routes>,
     peer: SocketAddr,
     stop: CancellationToken,
     max_age: Option<Duration>,
@@ -431,8 +486,8 @@ type WatchStream = Pin<Box<dyn futures::Stream<Item = Result<HealthCheckResponse
 impl Health for DrainingHealth {
     async fn check(
         &self,
-        request: Request<HealthCheckRequest>,
-    ) -> Result<Response<HealthCheckResponse>, Status> {
+        request: tonic::Request<HealthCheckRequest>,
+    ) -> Result<tonic::Response<HealthCheckResponse>, Status> {
         self.inner.check(request).await
     }
 
@@ -440,8 +495,8 @@ impl Health for DrainingHealth {
 
     async fn watch(
         &self,
-        request: Request<HealthCheckRequest>,
-    ) -> Result<Response<Self::WatchStream>, Status> {
+        request: tonic::Request<HealthCheckRequest>,
+    ) -> Result<tonic::Response<Self::WatchStream>, Status> {
         use futures::StreamExt;
         let inner = self.inner.watch(request).await?.into_inner();
         let stop = self.stop.clone();
@@ -464,7 +519,7 @@ impl Health for DrainingHealth {
                 Some((item, (inner, told)))
             }
         });
-        Ok(Response::new(Box::pin(stream)))
+        Ok(tonic::Response::new(Box::pin(stream)))
     }
 }
 
@@ -535,5 +590,17 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_encoding_lists_the_enabled_encodings_then_identity() {
+        let mut listed: Vec<String> = ENCODINGS.iter().map(|e| e.to_string()).collect();
+        listed.push("identity".to_string());
+        assert_eq!(ACCEPT_ENCODING, listed.join(","));
     }
 }

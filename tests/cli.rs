@@ -152,6 +152,39 @@ async fn lines_keep_order_and_errors_stay_aligned() {
     );
 }
 
+#[tokio::test]
+async fn several_streams_keep_input_order() {
+    // 300 puzzles in messages of 7 dealt over 3 calls: answers arrive
+    // interleaved, the output must still follow the input.
+    let server = TestServer::start().await;
+    let puzzles: Vec<String> = common::data_set("puzzles3_magictour_top1465")
+        .into_iter()
+        .take(300)
+        .collect();
+    let out = run(
+        vec![
+            "solve".into(),
+            "--server".into(),
+            server.url(),
+            "--streams".into(),
+            "3".into(),
+            "--batch".into(),
+            "7".into(),
+        ],
+        puzzles.join("\n"),
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), puzzles.len());
+    for (puzzle, line) in puzzles.iter().zip(lines) {
+        let solution = Grid::from_text(line).unwrap();
+        assert!(solution.is_valid_solution(), "{line}");
+        assert!(Grid::from_text(puzzle).unwrap().is_kept_by(&solution));
+    }
+}
+
 #[test]
 fn local_mode_needs_no_server() {
     let input = format!("{CLASSIC}\n{}", SPACED_INPUT);

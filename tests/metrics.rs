@@ -2,25 +2,12 @@
 //! metrics recorder is global.
 
 mod common;
+mod peers;
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
 use common::{CLASSIC, TestServer};
 use sudoku_grpc::pb;
-
-fn scrape(addr: std::net::SocketAddr) -> String {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut body = String::new();
-    s.read_to_string(&mut body).unwrap();
-    body
-}
 
 #[tokio::test]
 async fn metrics_count_calls_codes_and_puzzles() {
@@ -65,8 +52,9 @@ async fn metrics_count_calls_codes_and_puzzles() {
     while out.message().await.unwrap().is_some() {}
     // The publisher copies the counters twice a second.
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    let text = tokio::task::spawn_blocking(move || scrape(metrics_addr))
+    let text = tokio::task::spawn_blocking(move || peers::http_get(metrics_addr, "/metrics"))
         .await
+        .unwrap()
         .unwrap();
     for line in [
         r#"grpc_server_handled_total{grpc_method="Solve",grpc_code="OK"} 3"#,

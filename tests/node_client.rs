@@ -1,7 +1,8 @@
 //! Runs examples/node/client.js (@grpc/grpc-js) against the real server: one
-//! Solve, one SolveBatch stream of two messages matched by id, and an
-//! INVALID_ARGUMENT. The client checks every answer and exits non-zero on
-//! the first wrong one.
+//! Solve, one SolveBatch stream of two messages matched by id, and two
+//! INVALID_ARGUMENTs whose google.rpc.BadRequest details the client decodes
+//! (protobufjs, with the vendored google/rpc/error_details.proto). The client
+//! checks every answer and exits non-zero on the first wrong one.
 //!
 //! Needs node and npm, and the npm registry for the first run (packages go
 //! to examples/node/node_modules). Skips when that is missing, except under
@@ -37,6 +38,8 @@ fn node_client_talks_to_the_real_server() {
         "ok: Solve -> ",
         "ok: SolveBatch -> 4 solved; item 99: items[0].puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
         "ok: Solve(clashing) -> INVALID_ARGUMENT",
+        "ok: INVALID_ARGUMENT BadRequest: puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
+        "ok: INVALID_ARGUMENT BadRequest: puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
         "all checks passed",
     ] {
         assert!(
@@ -45,4 +48,5 @@ fn node_client_talks_to_the_real_server() {
             out.both()
         );
     }
+    assert!(!out.stdout.contains("FAIL"), "{}", out.both());
 }

@@ -600,6 +600,55 @@ async fn client_dropping_mid_stream_stops_its_work() {
     assert_eq!(r.into_inner().solution.unwrap().outcome(), Outcome::Solved);
 }
 
+/// The `grpc-accept-encoding` a response carried.
+fn advertised(metadata: &tonic::metadata::MetadataMap) -> &str {
+    metadata
+        .get("grpc-accept-encoding")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_else(|| panic!("no grpc-accept-encoding in {metadata:?}"))
+}
+
+#[tokio::test]
+async fn every_grpc_response_advertises_its_encodings() {
+    use tonic::codec::CompressionEncoding;
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    const ACCEPTED: &str = "gzip,zstd,identity";
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+
+    let ok = client.solve(solve_req(text(CLASSIC), None)).await.unwrap();
+    assert_eq!(advertised(ok.metadata()), ACCEPTED);
+    let err = client
+        .solve(solve_req(text(&"x".repeat(81)), None))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert_eq!(advertised(err.metadata()), ACCEPTED);
+
+    let stream = client
+        .solve_batch(tokio_stream::iter(batch_of(&[(1, CLASSIC.to_string())], 1)))
+        .await
+        .unwrap();
+    assert_eq!(advertised(stream.metadata()), ACCEPTED);
+
+    // Health takes what it advertises: a gzip request is answered.
+    let mut health = HealthClient::new(server.channel().await)
+        .send_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Zstd);
+    let r = health
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(advertised(r.metadata()), ACCEPTED);
+    assert_eq!(
+        r.metadata().get("grpc-encoding").map(|v| v.as_bytes()),
+        Some(&b"zstd"[..]),
+        "health answers in the encoding asked for"
+    );
+}
+
 #[tokio::test]
 async fn health_and_reflection_answer() {
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};

@@ -1,8 +1,9 @@
 //! zstd with a peer that is not tonic: grpcio (Python) and grpc-js (Node)
 //! cannot send zstd, so this speaks gRPC by hand with curl (nghttp2's HTTP/2)
 //! and the reference zstd command: a zstd-compressed Solve request gets a
-//! zstd-compressed, valid answer, and a request in an encoding the server
-//! lacks gets UNIMPLEMENTED with grpc-accept-encoding listing gzip and zstd.
+//! zstd-compressed, valid answer that advertises grpc-accept-encoding, and
+//! a request in an encoding the server lacks gets UNIMPLEMENTED with the same
+//! grpc-accept-encoding, once.
 //!
 //! Needs curl with HTTP/2 and zstd. Skips when missing, except under
 //! CI=true, where it fails. .ci/setup-clients.sh installs both.
@@ -71,6 +72,20 @@ fn post(server: &TestServer, frame: &Path, headers: &[&str], dir: &Path) -> (Str
     )
 }
 
+/// The one `grpc-accept-encoding` header in `headers` (as `post` returns
+/// them); panics when it is missing or repeated.
+fn accept_encoding(headers: &str) -> String {
+    let values: Vec<&str> = headers
+        .lines()
+        .filter_map(|l| l.strip_prefix("grpc-accept-encoding:"))
+        .map(str::trim)
+        .collect();
+    match values.as_slice() {
+        [one] => one.to_string(),
+        _ => panic!("expected one grpc-accept-encoding, found {values:?} in\n{headers}"),
+    }
+}
+
 #[test]
 fn server_accepts_and_answers_zstd_from_curl() {
     const TEST: &str = "server_accepts_and_answers_zstd_from_curl";
@@ -112,6 +127,10 @@ fn server_accepts_and_answers_zstd_from_curl() {
     );
     assert!(headers.contains("grpc-status: 0"), "{headers}");
     assert!(headers.contains("grpc-encoding: zstd"), "{headers}");
+    // A successful answer says what the server accepts too, so a client can
+    // learn it before sending anything compressed.
+    let advertised = accept_encoding(&headers);
+    assert_eq!(advertised, "gzip,zstd,identity", "{headers}");
     assert!(
         body.len() > 5 && body[0] == 1,
         "not a compressed frame: {body:?}"
@@ -149,13 +168,7 @@ fn server_accepts_and_answers_zstd_from_curl() {
         &dir,
     );
     assert!(headers.contains("grpc-status: 12"), "{headers}");
-    let accept = headers
-        .lines()
-        .find_map(|l| l.strip_prefix("grpc-accept-encoding:"))
-        .unwrap_or_else(|| panic!("no grpc-accept-encoding in\n{headers}"));
-    assert!(
-        accept.contains("zstd") && accept.contains("gzip"),
-        "{accept}"
-    );
+    // tonic's own header, once, and the same as on the OK answer.
+    assert_eq!(accept_encoding(&headers), advertised, "{headers}");
     let _ = std::fs::remove_dir_all(&dir);
 }

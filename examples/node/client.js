@@ -4,8 +4,10 @@
 // code generation step).
 //
 // It makes one Solve call, then solves a batch through one SolveBatch stream,
-// matching results to puzzles by id, and checks every answer, so it doubles
-// as an end-to-end test (tests/node_client.rs runs it against the real server).
+// matching results to puzzles by id, then sends bad puzzles and decodes the
+// google.rpc.BadRequest details of the INVALID_ARGUMENT answers (with
+// protobufjs), and checks every answer, so it doubles as an end-to-end test
+// (tests/node_client.rs runs it against the real server).
 //
 // Usage:  node client.js [host:port]        (default 127.0.0.1:50051)
 // Exit status 0 when every check passed; 1 with a "FAIL:" line otherwise.
@@ -15,12 +17,14 @@
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const protobuf = require('protobufjs');
 
 const PROTO_DIR = process.env.SUDOKU_PROTO_DIR || path.join(__dirname, '..', '..', 'proto');
 const target = process.argv[2] || '127.0.0.1:50051';
 
 // includeDirs: proto/ holds sudoku/v1/sudoku.proto and the vendored
-// google/rpc/status.proto it imports; google/protobuf/any.proto comes with
+// google/rpc/status.proto it imports (and google/rpc/error_details.proto,
+// used below); google/protobuf/any.proto and duration.proto come with
 // protobufjs.
 const definition = protoLoader.loadSync('sudoku/v1/sudoku.proto', {
   includeDirs: [PROTO_DIR],
@@ -31,6 +35,17 @@ const definition = protoLoader.loadSync('sudoku/v1/sudoku.proto', {
   oneofs: true, // BatchResult.result names the member that is set
 });
 const sudoku = grpc.loadPackageDefinition(definition).sudoku.v1;
+
+// The rich error model: an error's grpc-status-details-bin trailer is a
+// google.rpc.Status whose details are google.protobuf.Any messages. grpc-js
+// hands the trailer over as bytes, so the messages are decoded here with
+// protobufjs (which proto-loader uses too) from the vendored protos.
+const rpcTypes = new protobuf.Root();
+rpcTypes.resolvePath = (_origin, target) => path.join(PROTO_DIR, target);
+rpcTypes.loadSync(['google/rpc/status.proto', 'google/rpc/error_details.proto']);
+const RpcStatus = rpcTypes.lookupType('google.rpc.Status');
+const BadRequest = rpcTypes.lookupType('google.rpc.BadRequest');
+const BAD_REQUEST_URL = 'type.googleapis.com/google.rpc.BadRequest';
 
 // Retry UNAVAILABLE (a server shutting down) with exponential back-off; see
 // examples/python/client.py for the reasoning. grpc-js applies it when
@@ -96,6 +111,32 @@ function check(condition, what) {
   if (!condition) throw new Error(what);
 }
 
+// The field violations ({field, description}) of the google.rpc.BadRequest
+// in a call error's grpc-status-details-bin trailer.
+function fieldViolations(err) {
+  const [bytes] = err.metadata.get('grpc-status-details-bin');
+  check(bytes, 'no grpc-status-details-bin on the error');
+  const status = RpcStatus.decode(bytes);
+  check(status.code === err.code, `details code ${status.code}, call code ${err.code}`);
+  // google.protobuf.Any comes from protobufjs's built-in definition, which
+  // keeps the proto field name type_url (the protos it parses get camelCase).
+  const any = status.details.find((d) => d.type_url === BAD_REQUEST_URL);
+  check(any, `no google.rpc.BadRequest in [${status.details.map((d) => d.type_url)}]`);
+  return BadRequest.decode(any.value).fieldViolations;
+}
+
+// Solves `puzzle`, which must be refused with INVALID_ARGUMENT; returns the
+// call error.
+async function solveInvalid(puzzle) {
+  try {
+    await solve(puzzle);
+  } catch (err) {
+    check(err.code === grpc.status.INVALID_ARGUMENT, `Solve error code ${err.code}`);
+    return err;
+  }
+  throw new Error('Solve accepted an invalid puzzle');
+}
+
 function solve(puzzle) {
   return new Promise((resolve, reject) => {
     client.solve({ puzzle: { text: puzzle } }, { deadline: deadline(10) }, (err, response) =>
@@ -146,14 +187,28 @@ async function main() {
   check(/row 0/.test(rejected.error.message), `item 99 message ${rejected.error.message}`);
   console.log(`ok: SolveBatch -> ${items.length} solved; item 99: ${rejected.error.message}`);
 
-  // A Solve error carries its status code and message.
-  try {
-    await solve(CLASHING);
-    throw new Error('Solve accepted clashing givens');
-  } catch (err) {
-    check(err.code === grpc.status.INVALID_ARGUMENT, `Solve error code ${err.code}`);
-    console.log(`ok: Solve(clashing) -> INVALID_ARGUMENT: ${err.details}`);
-  }
+  // A Solve error carries its status code and message, and a BadRequest
+  // that names the field and the cells.
+  const clash = await solveInvalid(CLASHING);
+  console.log(`ok: Solve(clashing) -> INVALID_ARGUMENT: ${clash.details}`);
+  let [v] = fieldViolations(clash);
+  check(v.field === 'puzzle', `clash field ${v.field}`);
+  check(
+    v.description.includes('cell 0 (row 0, column 0)') &&
+      v.description.includes('cell 8 (row 0, column 8)'),
+    `clash description ${v.description}`,
+  );
+  console.log(`ok: INVALID_ARGUMENT BadRequest: ${v.field}: ${v.description}`);
+
+  // A bad character: the violation names the text field and the cell.
+  const badChar = PUZZLE.slice(0, 10) + 'x' + PUZZLE.slice(11);
+  [v] = fieldViolations(await solveInvalid(badChar));
+  check(v.field === 'puzzle.text', `bad char field ${v.field}`);
+  check(
+    v.description.includes("'x'") && v.description.includes('cell 10 (row 1, column 1)'),
+    `bad char description ${v.description}`,
+  );
+  console.log(`ok: INVALID_ARGUMENT BadRequest: ${v.field}: ${v.description}`);
 }
 
 main()

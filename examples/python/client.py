@@ -312,8 +312,11 @@ def demo_reflection(channel):
 def demo_zstd(pb, stub):
     # grpcio's compression algorithms are identity, deflate and gzip only,
     # so zstd cannot be sent from Python. What can be shown is that the
-    # server accepts it: its grpc-accept-encoding header, when grpcio passes
-    # it to the application, lists zstd.
+    # server accepts it: every response carries grpc-accept-encoding
+    # (gzip,zstd,identity), which lists zstd. grpcio 1.85 reads that header
+    # in its core and does not pass it on in initial_metadata(), so the check
+    # runs only on a grpcio that does; tests/zstd_curl.rs checks the header
+    # on the wire either way.
     names = [c.name for c in grpc.Compression]
     if "Zstd" in names:  # a future grpcio
         response = stub.Solve(
@@ -328,10 +331,10 @@ def demo_zstd(pb, stub):
     accept = headers.get("grpc-accept-encoding")
     if accept is None:
         print(f"skip: zstd: grpcio {grpc.__version__} cannot send zstd "
-              f"(it has {names}) and hides grpc-accept-encoding")
+              f"(it has {names}) and keeps grpc-accept-encoding to itself")
     else:
-        check("zstd" in accept, f"grpc-accept-encoding {accept!r} lacks zstd")
-        print(f"ok: zstd: grpcio cannot send it; server accepts: {accept}")
+        check("zstd" in accept.split(","), f"grpc-accept-encoding {accept!r} lacks zstd")
+        print(f"ok: server advertises grpc-accept-encoding: {accept}")
 
 
 def main():

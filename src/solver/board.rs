@@ -34,8 +34,8 @@
 //!   for an open digit gets it placed, found during the band update;
 //! - naked singles (`naked_singles`): bit-sliced counting over the 9 digit
 //!   words of a band finds cells with one candidate (and empty cells);
-//! - hidden singles in columns and boxes (`hidden_singles`): run only when
-//!   the cheaper rules are stuck.
+//! - hidden singles in columns and boxes (`hidden_singles`, off by default):
+//!   run only when the cheaper rules are stuck.
 //!
 //! The search branches on a cell with two candidates when there is one (the
 //! last such cell in grid order), else on a cell with the fewest (MRV).
@@ -50,7 +50,8 @@ use super::tables::{
 };
 use crate::grid::{CELLS, Grid};
 
-/// Which propagation rules run. All on by default; switching one off is for
+/// Which propagation rules run. [`Rules::DEFAULT`] is the set that pays
+/// for itself on the benchmark sets; switching a rule off or on is for
 /// measuring what it is worth (the engine stays correct either way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rules {
@@ -61,27 +62,31 @@ pub struct Rules {
     pub box_line: bool,
     /// Cells with a single candidate are placed without branching.
     pub naked_singles: bool,
-    /// Hidden singles in columns and boxes, when nothing cheaper applies.
+    /// Hidden singles in columns (and boxes, when box-line is off), looked
+    /// for before branching. Off by default: it saves guesses, but on every
+    /// set but forum hardest its scans cost more than the guesses it saves
+    /// (ablation in the README).
     pub hidden_singles: bool,
-    /// Run the generic code path (rules read at run time) even when every
-    /// rule is on, so ablation figures compare like with like. Benches only.
+    /// Run the generic code path (rules read at run time) even with the
+    /// default rules, so ablation figures compare like with like. Benches
+    /// only.
     pub generic: bool,
 }
 
 impl Rules {
-    /// Every rule on.
-    pub const ALL: Rules = Rules {
+    /// The rules the engine runs unless told otherwise.
+    pub const DEFAULT: Rules = Rules {
         row_singles: true,
         box_line: true,
         naked_singles: true,
-        hidden_singles: true,
+        hidden_singles: false,
         generic: false,
     };
 }
 
 impl Default for Rules {
     fn default() -> Rules {
-        Rules::ALL
+        Rules::DEFAULT
     }
 }
 
@@ -128,12 +133,38 @@ impl Cands {
         open_rows: [BAND; 3],
     };
 
-    /// Whether digit `d` (0-based) can still go in `cell` (0..81), which is
-    /// unsolved.
-    #[inline]
-    pub(crate) fn can_place(&self, cell: usize, d: usize) -> bool {
-        let (band, bit) = (cell / 27, 1u32 << (cell % 27));
-        self.unsolved[band] & bit != 0 && self.cand[9 * band + d] & bit != 0
+    /// The board of a puzzle's givens, before any propagation; `None` when
+    /// two givens break the rules (or a value is not a digit).
+    pub(crate) fn from_givens(puzzle: &Grid) -> Option<Cands> {
+        let mut c = Cands::EMPTY;
+        let mut given = [[0u32; 9]; 3];
+        for (band, cells) in puzzle.0.chunks_exact(27).enumerate() {
+            for (x, &v) in cells.iter().enumerate() {
+                if v == 0 {
+                    continue;
+                }
+                let d = usize::from(v) - 1;
+                if d >= 9 {
+                    return None;
+                }
+                // Clears the digit from the peers only: the other digits
+                // lose all given cells at once below.
+                c.place_naked(band, x, d);
+                given[band][d] |= 1 << x;
+            }
+        }
+        for (band, given) in given.iter().enumerate() {
+            let placed = BAND & !c.unsolved[band];
+            for (d, &g) in given.iter().enumerate() {
+                let w = c.cand[9 * band + d];
+                if w & g != g {
+                    // A given of the same digit among its peers.
+                    return None;
+                }
+                c.cand[9 * band + d] = (w & !placed) | g;
+            }
+        }
+        Some(c)
     }
 
     /// Places digit `d` (0-based) in cell `x` of `band`. The caller has
@@ -164,6 +195,60 @@ impl Cands {
         self.unsolved[band] &= !bit;
         self.open_rows[band] &= !(1 << (3 * d + x / 9));
         changed
+    }
+
+    /// Places digit `d` in cell `x` of `band` where the band update has just
+    /// found it a hidden single of its band row: the box-line step has then
+    /// already cleared the cell's peers for `d` (in band and, through locked
+    /// columns, in the other bands), so only the other digits lose the cell.
+    #[inline(always)]
+    pub(crate) fn place_hidden(&mut self, band: usize, x: usize, d: usize) -> u32 {
+        let bit = 1u32 << x;
+        let base = 9 * band;
+        let mut changed = 0u32;
+        let words: &mut [u32; 9] = (&mut self.cand[base..base + 9]).try_into().unwrap();
+        for (e, w) in words.iter_mut().enumerate() {
+            changed |= u32::from(*w & bit != 0) << e;
+            *w &= !bit;
+        }
+        self.cand[base + d] |= bit;
+        self.unsolved[band] &= !bit;
+        self.open_rows[band] &= !(1 << (3 * d + x / 9));
+        (changed & !(1 << d)) << base
+    }
+
+    /// Places digit `d` in cell `x` of `band` where `d` is the cell's only
+    /// candidate: no other digit holds the cell, so only the peers lose `d`.
+    #[inline(always)]
+    pub(crate) fn place_naked(&mut self, band: usize, x: usize, d: usize) -> u32 {
+        let base = 9 * band;
+        let own = self.cand[base + d];
+        let own_after = own & !PEERS_IN_BAND[x & 31];
+        self.cand[base + d] = own_after;
+        let mut changed = u32::from(own != own_after) << (base + d);
+        let col = COLUMN[x % 9];
+        for o in OTHER[band] {
+            let w = self.cand[9 * o + d];
+            let n = w & !col;
+            changed |= u32::from(w != n) << (9 * o + d);
+            self.cand[9 * o + d] = n;
+        }
+        self.unsolved[band] &= !(1u32 << x);
+        self.open_rows[band] &= !(1 << (3 * d + x / 9));
+        changed
+    }
+
+    /// How many peers of cell `x` of `band` still have digit `d` (0-based)
+    /// as a candidate.
+    #[inline]
+    pub(crate) fn peers_with(&self, band: u8, x: u8, d: usize) -> u32 {
+        let (band, x) = (band as usize, x as usize);
+        let col = COLUMN[x % 9];
+        let mut n = (self.cand[9 * band + d] & PEERS_IN_BAND[x & 31]).count_ones();
+        for o in OTHER[band] {
+            n += (self.cand[9 * o + d] & col).count_ones();
+        }
+        n
     }
 
     /// The grid of a board with every cell placed.
@@ -214,12 +299,13 @@ impl Board<'_> {
             }
             m &= EXPAND[keep as usize & 0x1ff];
             let locked = LOCKED_COLUMNS[((m | m >> 9 | m >> 18) & 0x1ff) as usize];
-            for o in OTHER[band] {
-                let w = self.c.cand[9 * o + d];
-                let n = w & !locked;
-                self.dirty |= u32::from(w != n) << (9 * o + d);
-                self.c.cand[9 * o + d] = n;
-            }
+            // The same digit's words in the two other bands.
+            let (o1, o2) = ((i + 9) % 27, (i + 18) % 27);
+            let (w1, w2) = (self.c.cand[o1], self.c.cand[o2]);
+            let (n1, n2) = (w1 & !locked, w2 & !locked);
+            self.dirty |= u32::from(w1 != n1) << o1 | u32::from(w2 != n2) << o2;
+            self.c.cand[o1] = n1;
+            self.c.cand[o2] = n2;
             self.c.cand[i] = m;
         } else if m & 0x1ff == 0 || m & (0x1ff << 9) == 0 || m & (0x1ff << 18) == 0 {
             return false;
@@ -236,6 +322,13 @@ impl Board<'_> {
                     let row = single.trailing_zeros() as usize;
                     single &= single - 1;
                     let x = ((m >> (9 * row)) & 0x1ff).trailing_zeros() as usize + 9 * row;
+                    if r.box_line {
+                        // The rows of a permutation pattern are in different
+                        // boxes and columns: the singles of one word are not
+                        // peers, and box-line already cleared their peers.
+                        self.dirty |= self.c.place_hidden(band, x, d);
+                        continue;
+                    }
                     if self.c.cand[i] & (1 << x) == 0 {
                         // Cleared by a single placed just before.
                         return false;
@@ -388,21 +481,29 @@ impl Board<'_> {
                 if u & !one != 0 {
                     return Outcome::Dead;
                 }
-                let mut singles = u & !two;
+                let singles = u & !two;
                 if singles != 0 {
                     if !r.naked_singles {
                         single = single.or(Some((band, singles.trailing_zeros() as usize)));
                         continue;
                     }
-                    while singles != 0 {
-                        let x = singles.trailing_zeros() as usize;
-                        singles &= singles - 1;
-                        let bit = 1u32 << x;
-                        let Some(d) = (0..9).find(|&d| self.c.cand[9 * band + d] & bit != 0) else {
-                            // Emptied by a single placed just before.
-                            return Outcome::Dead;
-                        };
-                        self.place(band, x, d);
+                    // Digit by digit: a naked single is in one word only,
+                    // so no other digit loses the cell.
+                    for d in 0..9 {
+                        let mut mine = singles & self.c.cand[9 * band + d];
+                        while mine != 0 {
+                            let x = mine.trailing_zeros() as usize;
+                            mine &= mine - 1;
+                            if self.c.cand[9 * band + d] & (1 << x) == 0 {
+                                // Two singles of one unit want the same digit.
+                                return Outcome::Dead;
+                            }
+                            self.dirty |= self.c.place_naked(band, x, d);
+                        }
+                    }
+                    if singles & self.c.unsolved[band] != 0 {
+                        // A single lost its digit to a single placed before it.
+                        return Outcome::Dead;
                     }
                     placed = true;
                     continue;

@@ -1,12 +1,13 @@
 //! Shared by the tests that drive other-language clients and tools against
 //! the real server: start the server in-process on 127.0.0.1, bootstrap a
-//! Python virtualenv or npm packages, run a program with a time bound, and
-//! skip (or, under CI=true, fail) when a tool is missing.
+//! Python virtualenv or npm packages, run a program with a time bound, pick
+//! a free port, fetch a page over HTTP/1.1, and skip (or, under CI=true,
+//! fail) when a tool is missing.
 
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -269,4 +270,42 @@ pub fn have(program: &str) -> bool {
     let mut cmd = Command::new(program);
     cmd.arg("--version");
     run(cmd, Duration::from_secs(30)).is_ok_and(|o| o.success)
+}
+
+/// A port free on 127.0.0.1 a moment ago, for a program that must be told
+/// its port before it starts (and cannot report an ephemeral one). Another
+/// process could take it in between; on a test machine that is rare enough.
+pub fn free_port() -> u16 {
+    free_ports(1)[0]
+}
+
+/// `n` different free ports, as `free_port`: every listener is held until
+/// all are bound, so the system cannot hand out one port twice.
+pub fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().expect("a bound address").port())
+        .collect()
+}
+
+/// The body of `GET path` from `addr` (HTTP/1.1, `Connection: close`, 5 s
+/// timeouts): enough for a Prometheus endpoint without an HTTP client crate.
+pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    s.read_to_string(&mut response)?;
+    match response.split_once("\r\n\r\n") {
+        Some((head, body)) if head.starts_with("HTTP/1.1 200") => Ok(body.to_string()),
+        _ => Err(std::io::Error::other(format!(
+            "GET {path} from {addr}: {response}"
+        ))),
+    }
 }
