@@ -10,7 +10,9 @@
 # LONG_REPEAT (0 = skip; 21 sends ~1M 17-clue puzzles on one stream),
 # SERVER_ARGS (extra sudoku-server flags), SKIP_BUILD=1 (use BIN_DIR as is),
 # SUBSET (0 = whole files; N = the first N puzzles of each set, for quick runs),
-# SECTIONS (which parts to run, default "1 2 3 4").
+# CAP (--max-in-flight of the capacity run, 64), STREAM_REPEATS (17-clue
+# repeats of the memory run, "2 21": about 100k and 1M puzzles),
+# SECTIONS (which parts to run, default "1 2 3 4 5 6").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +30,9 @@ D17=data/puzzles2_17_clue
 DTOP=data/puzzles3_magictour_top1465
 DHARD=data/puzzles6_forum_hardest_1106
 SUBSET=${SUBSET:-0}
-SECTIONS=${SECTIONS:-"1 2 3 4"}
+CAP=${CAP:-64}
+STREAM_REPEATS=${STREAM_REPEATS:-"2 21"}
+SECTIONS=${SECTIONS:-"1 2 3 4 5 6"}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 WORK=$(mktemp -d /tmp/sudoku-bench.XXXXXX)
@@ -54,8 +58,10 @@ BIN_DIR=${BIN_DIR:?set BIN_DIR with SKIP_BUILD=1}
 SUDOKU=$BIN_DIR/sudoku
 
 SPID=
+OPID=
 cleanup() {
     if [[ -n $SPID ]]; then kill "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; fi
+    if [[ -n $OPID ]]; then kill "$OPID" 2>/dev/null || true; wait "$OPID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -196,4 +202,51 @@ else
     echo "h2load median Solve $s req/s, Check $h req/s, solve/health $(ratio "$s" "$h")"
     echo "  (h2load counts HTTP 200 as success; it does not read grpc-status from the trailers)"
 fi
+fi
+
+# A server of its own on PORT+1 for one measurement, so its peak RSS
+# (VmHWM) belongs to that run alone. Sets OPID; stop_own stops it.
+OADDR=127.0.0.1:$((PORT + 1))
+own_server() {
+    # shellcheck disable=SC2068
+    RUST_LOG=warn "$BIN_DIR/sudoku-server" --listen "$OADDR" $@ &
+    OPID=$!
+    for _ in $(seq 100); do
+        "$SUDOKU" health --server "http://$OADDR" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "server on $OADDR did not come up" >&2
+    return 1
+}
+stop_own() { kill "$OPID"; wait "$OPID" 2>/dev/null || true; OPID=; }
+own_bench() { "$SUDOKU" bench --server "http://$OADDR" --server-pid "$OPID" "$@"; }
+
+if want 5; then
+echo
+echo "## 5. capacity: unary Solve of $(basename "$DHARD") at 1x and 2x --max-in-flight $CAP, 4 connections, ${DUR}s, a fresh server per run"
+# "2x+b": the same 2x load, but a refused caller backs off 50 ms, as a
+# client honouring RESOURCE_EXHAUSTED would.
+for r in $(seq "$RUNS"); do
+    for x in 1 2 2+b; do
+        backoff=0
+        [[ $x == 2+b ]] && backoff=50
+        own_server --max-in-flight "$CAP"
+        own_bench --mode unary --concurrency $((${x%+b} * CAP)) --backoff-ms "$backoff" --connections 4 --duration "$DUR" "$DHARD" >"$WORK/out" || true
+        stop_own
+        echo "  run $r ${x%+b}x ($((${x%+b} * CAP)) in flight, back-off ${backoff} ms): OK $(field rate "$WORK/out")/s p50 $(field p50_us "$WORK/out")us p99 $(field p99_us "$WORK/out")us; $(grep '^  errors' "$WORK/out" | sed 's/^ *//'); failed calls p50 $(field err_p50_us "$WORK/out")us p99 $(field err_p99_us "$WORK/out")us; server peak RSS $(field server_rss_peak_kb "$WORK/out") kB"
+    done
+done
+echo "  (the excess fails with RESOURCE_EXHAUSTED; without back-off the refused callers retry at once, so the"
+echo "   error count is a rate of refusals, and handling them takes CPU from the admitted calls)"
+fi
+
+if want 6; then
+echo
+echo "## 6. one SolveBatch stream, $(basename "$D17") repeated $STREAM_REPEATS times, batch $BATCH: server peak RSS must be flat in the stream's length"
+for rep in $STREAM_REPEATS; do
+    own_server
+    own_bench --mode stream --streams 1 --batch "$BATCH" --connections 1 --repeat "$rep" "$D17" >"$WORK/out" || { cat "$WORK/out"; echo "stream run failed" >&2; }
+    stop_own
+    echo "  x$rep: $(field units "$WORK/out") puzzles at $(field rate "$WORK/out")/s, $(field errors "$WORK/out") errors, $(field bad "$WORK/out") bad; server peak RSS $(field server_hwm_kb "$WORK/out") kB (VmHWM), client peak RSS $(field client_hwm_kb "$WORK/out") kB"
+done
 fi

@@ -13,8 +13,9 @@
 //!   no-op baseline for Solve.
 //!
 //! With `--server-pid` it reads the server's CPU time (/proc/PID/stat,
-//! utime+stime) before and after, and its peak RSS (/proc/PID/status VmHWM);
-//! the client's own CPU and peak RSS are always printed. The last line of the
+//! utime+stime) before and after, its lifetime peak RSS (/proc/PID/status
+//! VmHWM), and the peak of its RSS during this run (VmRSS sampled every
+//! 10 ms); the client's own CPU and peak RSS are always printed. The last line of the
 //! report is `BENCH key=value ...` for scripts.
 
 use std::collections::{BTreeMap, HashMap};
@@ -90,6 +91,10 @@ pub struct BenchArgs {
     /// Send grids as 81 integers (Grid.cells) instead of text.
     #[arg(long)]
     cells: bool,
+    /// After a failed unary call, wait this long before the next one, as a
+    /// client backing off from RESOURCE_EXHAUSTED would (0: retry at once).
+    #[arg(long, default_value_t = 0)]
+    backoff_ms: u64,
 }
 
 /// Hard ceiling on a run, whatever the flags say.
@@ -99,6 +104,9 @@ const MAX_RUN: Duration = Duration::from_secs(3600);
 struct Tally {
     /// Latency in microseconds of each successful call or message round trip.
     hist: Histogram<u64>,
+    /// Latency in microseconds of each failed unary or health call: shed
+    /// calls must fail fast.
+    err_hist: Histogram<u64>,
     /// Successful calls (unary/health) or messages (stream).
     calls: u64,
     /// Puzzles answered with a solution (or health answers).
@@ -119,6 +127,7 @@ impl Tally {
     fn new() -> Tally {
         Tally {
             hist: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
+            err_hist: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
             calls: 0,
             answered: 0,
             errors: BTreeMap::new(),
@@ -134,6 +143,12 @@ impl Tally {
         self.hist.saturating_record(us.max(1));
     }
 
+    fn failed(&mut self, started: Instant, what: String) {
+        let us = started.elapsed().as_micros() as u64;
+        self.err_hist.saturating_record(us.max(1));
+        self.error(what);
+    }
+
     fn error(&mut self, what: String) {
         *self.errors.entry(what).or_default() += 1;
     }
@@ -144,6 +159,7 @@ impl Tally {
 
     fn merge(&mut self, other: Tally) {
         let _ = self.hist.add(&other.hist);
+        let _ = self.err_hist.add(&other.err_hist);
         self.calls += other.calls;
         self.answered += other.answered;
         self.verified += other.verified;
@@ -314,6 +330,21 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
 
     let server_pid = args.server_pid.map(|p| p.to_string());
     let server_cpu0 = server_pid.as_deref().and_then(cpu_seconds);
+    // VmHWM is the peak over the server's whole life; this is the peak
+    // during this run, so runs on one server can be compared.
+    let rss_peak = Arc::new(AtomicU64::new(0));
+    let sampler = server_pid.clone().map(|pid| {
+        let peak = rss_peak.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(10));
+            loop {
+                tick.tick().await;
+                if let Some(kb) = status_kb(&pid, "VmRSS") {
+                    peak.fetch_max(kb, Ordering::Relaxed);
+                }
+            }
+        })
+    });
     let client_cpu0 = cpu_seconds("self");
     let started = Instant::now();
     let bound = Bound {
@@ -342,6 +373,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
                         next,
                         bound,
                         verify,
+                        Duration::from_millis(args.backoff_ms),
                     )),
                     _ => tasks.spawn(health_worker(channel, next, bound)),
                 };
@@ -394,6 +426,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
     };
     let wall = started.elapsed().as_secs_f64();
     let server_cpu1 = server_pid.as_deref().and_then(cpu_seconds);
+    if let Some(sampler) = sampler {
+        sampler.abort();
+    }
+    if let Some(kb) = server_pid.as_deref().and_then(|p| status_kb(p, "VmRSS")) {
+        rss_peak.fetch_max(kb, Ordering::Relaxed);
+    }
     let client_cpu1 = cpu_seconds("self");
 
     // The report.
@@ -448,6 +486,16 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
             .collect();
         println!("  errors: {}", list.join(", "));
     }
+    if !tally.err_hist.is_empty() {
+        let e = |p: f64| tally.err_hist.value_at_quantile(p);
+        println!(
+            "  latency per failed call (us): p50 {} p99 {} max {} (n={})",
+            e(0.5),
+            e(0.99),
+            tally.err_hist.max(),
+            tally.err_hist.len()
+        );
+    }
     if !tally.bad.is_empty() {
         let list: Vec<String> = tally.bad.iter().map(|(k, v)| format!("{k}: {v}")).collect();
         println!("  bad answers: {}", list.join(", "));
@@ -475,6 +523,13 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         tally.errors.values().sum::<u64>(),
         tally.bad.values().sum::<u64>(),
     );
+    if !tally.err_hist.is_empty() {
+        kv += &format!(
+            " err_p50_us={} err_p99_us={}",
+            tally.err_hist.value_at_quantile(0.5),
+            tally.err_hist.value_at_quantile(0.99)
+        );
+    }
     if args.mode != Mode::Health {
         kv += &format!(
             " solve_us_per_unit={:.1} nodes_per_unit={:.0}",
@@ -486,14 +541,14 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         let cpu = b - a;
         let pid = server_pid.as_deref().unwrap_or_default();
         let hwm = status_kb(pid, "VmHWM").unwrap_or(0);
+        let run_peak = rss_peak.load(Ordering::Relaxed);
         println!(
-            "  server cpu: {cpu:.2} s = {:.0}% of a core, {:.1} us per unit; peak RSS (VmHWM) {} kB",
+            "  server cpu: {cpu:.2} s = {:.0}% of a core, {:.1} us per unit; peak RSS during the run {run_peak} kB, lifetime (VmHWM) {hwm} kB",
             100.0 * cpu / wall,
             1e6 * cpu / units.max(1) as f64,
-            hwm
         );
         kv += &format!(
-            " server_cpu_pct={:.0} server_us_per_unit={:.1} server_hwm_kb={hwm}",
+            " server_cpu_pct={:.0} server_us_per_unit={:.1} server_rss_peak_kb={run_peak} server_hwm_kb={hwm}",
             100.0 * cpu / wall,
             1e6 * cpu / units.max(1) as f64
         );
@@ -532,6 +587,7 @@ async fn unary_worker(
     next: Arc<AtomicU64>,
     bound: Bound,
     verify: bool,
+    backoff: Duration,
 ) -> Tally {
     let mut client = SudokuServiceClient::new(channel);
     let mut tally = Tally::new();
@@ -553,7 +609,12 @@ async fn unary_worker(
                 let reply = reply.into_inner();
                 tally.check(&corpus.grids[i], reply.solution.as_ref(), verify);
             }
-            Err(status) => tally.error(code_name(status.code())),
+            Err(status) => {
+                tally.failed(t, code_name(status.code()));
+                if !backoff.is_zero() {
+                    tokio::time::sleep(backoff).await;
+                }
+            }
         }
     }
     tally
@@ -579,7 +640,7 @@ async fn health_worker(channel: Channel, next: Arc<AtomicU64>, bound: Bound) -> 
                 tally.calls += 1;
                 tally.answered += 1;
             }
-            Err(status) => tally.error(code_name(status.code())),
+            Err(status) => tally.failed(t, code_name(status.code())),
         }
     }
     tally

@@ -15,10 +15,14 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tonic::Status;
 use tonic::codec::CompressionEncoding;
 use tonic::codegen::http::{HeaderValue, Request, Response};
 use tonic::codegen::{Context, Poll, Service};
 use tonic_health::ServingStatus;
+use tonic_health::pb::health_server::{Health, HealthServer};
+use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+use tonic_health::server::{HealthReporter, HealthService};
 
 use crate::config::{Config, LogFormat};
 use crate::pb::sudoku_service_server::SudokuServiceServer;
@@ -119,7 +123,11 @@ impl Prepared {
                 service
             }};
         }
-        let (reporter, health) = tonic_health::server::health_reporter();
+        let reporter = HealthReporter::new();
+        let health = HealthServer::new(DrainingHealth {
+            inner: HealthService::from_health_reporter(reporter.clone()),
+            stop: token.clone(),
+        });
         reporter.set_serving::<SudokuServiceServer<Sudoku>>().await;
 
         let reflection_v1 = tonic_reflection::server::Builder::configure()
@@ -165,6 +173,7 @@ impl Prepared {
             _ => None,
         };
         let connections = TaskTracker::new();
+        let lingering = connections.clone();
         let stop_accepting = token.clone();
         tracing::info!(addr = ?addr, "serving sudoku.v1.SudokuService, health and reflection");
         let signal_handled = {
@@ -198,6 +207,7 @@ impl Prepared {
             };
             let _ = stream.set_nodelay(true);
             let conn = Connection {
+                lingering: lingering.clone(),
                 http2: http2.clone(),
                 routes: routes.clone(),
                 peer,
@@ -285,6 +295,8 @@ fn advertise_encodings<R>(mut response: Response<R>) -> Response<R> {
 
 /// One accepted connection and how to run it.
 struct Connection {
+    /// Where the socket lingers after the connection ends (see [`Lingering`]).
+    lingering: TaskTracker,
     http2: hyper::server::conn::http2::Builder<TokioExecutor>,
     routes: AdvertiseEncodings<tonic::service::Routes>,
     peer: SocketAddr,
@@ -302,6 +314,7 @@ impl Connection {
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let Connection {
+            lingering,
             http2,
             routes,
             peer,
@@ -310,6 +323,10 @@ impl Connection {
             age_grace,
             drain,
         } = self;
+        let io = Lingering {
+            io: Some(io),
+            tasks: lingering,
+        };
         let conn = http2.serve_connection(TokioIo::new(io), TowerToHyperService::new(routes));
         tokio::pin!(conn);
         let aged = async {
@@ -342,6 +359,167 @@ impl Connection {
                 }
             }
         }
+    }
+}
+
+/// How long a closed connection's socket keeps reading what the client
+/// still sends, at most.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// A connection's socket, closed the way HTTP servers close sockets
+/// ("lingering close"). When hyper ends a connection (after a drain, or old
+/// age) it sends GOAWAY and shuts the write half, but a client may still be
+/// sending: a SolveBatch stream that never half-closed has DATA in flight.
+/// Closing the socket with unread data makes the kernel answer with a TCP
+/// reset, and the client's transport then fails the whole connection,
+/// losing the final statuses it had not read yet (a drained stream's
+/// UNAVAILABLE would arrive as UNKNOWN "broken pipe"). So on drop the socket
+/// is handed to a task, tracked with the connections so the process waits
+/// for it, that reads and discards until the client closes, for at most
+/// [`LINGER`].
+struct Lingering<I: tokio::io::AsyncRead + Unpin + Send + 'static> {
+    io: Option<I>,
+    tasks: TaskTracker,
+}
+
+impl<I: tokio::io::AsyncRead + Unpin + Send + 'static> Drop for Lingering<I> {
+    fn drop(&mut self) {
+        let Some(mut io) = self.io.take() else { return };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        self.tasks.spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut sink = [0u8; 8 << 10];
+            let drained = async {
+                while let Ok(n) = io.read(&mut sink).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(LINGER, drained).await;
+        });
+    }
+}
+
+impl<I> tokio::io::AsyncRead for Lingering<I>
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_read(cx, buf),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+}
+
+impl<I> tokio::io::AsyncWrite for Lingering<I>
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_write(cx, buf),
+            None => std::task::Poll::Ready(Err(std::io::ErrorKind::NotConnected.into())),
+        }
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+            None => std::task::Poll::Ready(Err(std::io::ErrorKind::NotConnected.into())),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.as_ref().is_some_and(|io| io.is_write_vectored())
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_flush(cx),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_shutdown(cx),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+}
+
+/// `grpc.health.v1.Health` that ends Watch streams once the server drains
+/// and the watcher has been told NOT_SERVING: a watch never ends by itself,
+/// so without this every client watching health (gRPC client-side health
+/// checking keeps one open per connection) would hold the drain open until
+/// its deadline.
+struct DrainingHealth {
+    inner: HealthService,
+    stop: CancellationToken,
+}
+
+type WatchStream = Pin<Box<dyn futures::Stream<Item = Result<HealthCheckResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Health for DrainingHealth {
+    async fn check(
+        &self,
+        request: tonic::Request<HealthCheckRequest>,
+    ) -> Result<tonic::Response<HealthCheckResponse>, Status> {
+        self.inner.check(request).await
+    }
+
+    type WatchStream = WatchStream;
+
+    async fn watch(
+        &self,
+        request: tonic::Request<HealthCheckRequest>,
+    ) -> Result<tonic::Response<Self::WatchStream>, Status> {
+        use futures::StreamExt;
+        let inner = self.inner.watch(request).await?.into_inner();
+        let stop = self.stop.clone();
+        // The state: the inner stream, and whether the last status sent was
+        // NOT_SERVING. Health turns NOT_SERVING before `stop` is cancelled,
+        // so every watcher gets that status before its stream ends.
+        let stream = futures::stream::unfold((inner, false), move |(mut inner, told)| {
+            let stop = stop.clone();
+            async move {
+                let next = if told {
+                    tokio::select! {
+                        item = inner.next() => item,
+                        _ = stop.cancelled() => None,
+                    }
+                } else {
+                    inner.next().await
+                };
+                let item = next?;
+                let told = matches!(&item, Ok(r) if r.status() == tonic_health::pb::health_check_response::ServingStatus::NotServing);
+                Some((item, (inner, told)))
+            }
+        });
+        Ok(tonic::Response::new(Box::pin(stream)))
     }
 }
 

@@ -395,6 +395,14 @@ impl Sudoku {
             }
             .map_err(|_| Failure::ShuttingDown)?,
         };
+        // Checked before the first slice too: a batch item queued behind
+        // others must not burn a slice once nobody can use its answer.
+        if past(deadline) {
+            return Err(Failure::DeadlineExceeded);
+        }
+        if cancelled() {
+            return Err(Failure::Cancelled);
+        }
         shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
         let _guard = SolvingGuard(&shared.gauges);
         let limits = &shared.limits;
@@ -447,13 +455,15 @@ impl Sudoku {
         self.solve_job(&job, deadline, || false).await
     }
 
-    /// Answers one batch request message, item by item.
+    /// Answers one batch request message, item by item; `None` when the
+    /// stream's deadline passed or its client left on the way, as then no
+    /// further results are sent.
     async fn solve_message(
         &self,
         request: pb::SolveBatchRequest,
         deadline: Option<Instant>,
         gone: &mpsc::Sender<Result<pb::SolveBatchResponse, Status>>,
-    ) -> pb::SolveBatchResponse {
+    ) -> Option<pb::SolveBatchResponse> {
         let limit = parse_limit(request.options.as_ref(), "options");
         let mut results = Vec::with_capacity(request.items.len());
         for (i, item) in request.items.iter().enumerate() {
@@ -473,6 +483,9 @@ impl Sudoku {
                 }
             };
             let result = match outcome {
+                // Stream-level ends: the reader task reports them as the
+                // stream's status.
+                Err(Failure::DeadlineExceeded | Failure::Cancelled) => return None,
                 Ok(solution) => pb::batch_result::Result::Solution(solution),
                 Err(failure) => {
                     self.shared.gauges.count_failure(&failure);
@@ -491,7 +504,20 @@ impl Sudoku {
             .gauges
             .batch_messages
             .fetch_add(1, Ordering::Relaxed);
-        pb::SolveBatchResponse { results }
+        Some(pb::SolveBatchResponse { results })
+    }
+}
+
+/// Whether `deadline` has passed.
+fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// Resolves when `deadline` passes; never without one.
+async fn expiry(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -599,16 +625,32 @@ impl SudokuService for Sudoku {
             let tx = tx.clone();
             workers.spawn(
                 async move {
-                    while let Ok(msg) = work_rx.recv().await {
-                        // Streams wait for a server-wide permit rather than
-                        // failing: the wait pushes back on the sender.
-                        let Ok(_permit) = svc.shared.permits.acquire().await else {
-                            return;
-                        };
-                        let response = svc.solve_message(msg, deadline, &tx).await;
-                        if tx.send(Ok(response)).await.is_err() {
-                            return; // the client left
+                    // Ends with true when the deadline cut work short.
+                    let work = async {
+                        while let Ok(msg) = work_rx.recv().await {
+                            // Streams wait for a server-wide permit rather than
+                            // failing: the wait pushes back on the sender.
+                            let Ok(_permit) = svc.shared.permits.acquire().await else {
+                                return false;
+                            };
+                            let Some(response) = svc.solve_message(msg, deadline, &tx).await else {
+                                return past(deadline);
+                            };
+                            if tx.send(Ok(response)).await.is_err() {
+                                return false; // the client left
+                            }
                         }
+                        false
+                    };
+                    // When the client leaves or the deadline passes, the
+                    // worker stops at the solver's next yield (one slice),
+                    // wherever it is: solving, waiting for a permit or a
+                    // slot, or blocked on a full response channel. Dropping
+                    // `work` drops the solver and its messages.
+                    tokio::select! {
+                        expired = work => expired,
+                        _ = tx.closed() => false,
+                        _ = expiry(deadline) => true,
                     }
                 }
                 .instrument(span.clone()),
@@ -620,12 +662,7 @@ impl SudokuService for Sudoku {
         let max_items = limits.max_batch_items;
         tokio::spawn(
             async move {
-                let sleep = async {
-                    match deadline {
-                        Some(d) => tokio::time::sleep_until(d.into()).await,
-                        None => std::future::pending().await,
-                    }
-                };
+                let sleep = expiry(deadline);
                 tokio::pin!(sleep);
                 let end = loop {
                     let msg = tokio::select! {
@@ -647,21 +684,38 @@ impl SudokuService for Sudoku {
                                 max: max_items,
                             });
                         }
-                        Some(Ok(msg)) => {
-                            if work_tx.send(msg).await.is_err() {
-                                break StreamEnd::Broken;
-                            }
-                        }
+                        // A full window blocks here, which stops reading and
+                        // lets HTTP/2 flow control push back on the sender.
+                        // A message already read is queued even when the
+                        // server starts draining: it is answered before the
+                        // stream ends.
+                        Some(Ok(msg)) => tokio::select! {
+                            biased;
+                            _ = &mut sleep => break StreamEnd::Deadline,
+                            _ = tx.closed() => break StreamEnd::Broken,
+                            queued = work_tx.send(msg) => if queued.is_err() {
+                                // Every worker stopped: the deadline passed or
+                                // the client left.
+                                break if past(deadline) { StreamEnd::Deadline } else { StreamEnd::Broken };
+                            },
+                        },
                     }
                 };
                 // Items already received are answered before the stream ends.
                 work_tx.close();
-                while workers.join_next().await.is_some() {}
+                let mut expired = false;
+                while let Some(joined) = workers.join_next().await {
+                    expired |= joined.unwrap_or(false);
+                }
+                // Work the deadline cut short was dropped without a result,
+                // so the stream must not end OK even if the client had
+                // half-closed.
                 let status = match end {
-                    StreamEnd::HalfClosed | StreamEnd::Broken => None,
                     StreamEnd::Failed(f) => Some(Status::from(f)),
                     StreamEnd::BadRequestStream(status) => Some(status),
                     StreamEnd::Deadline => Some(Status::from(Failure::DeadlineExceeded)),
+                    _ if expired => Some(Status::from(Failure::DeadlineExceeded)),
+                    StreamEnd::HalfClosed | StreamEnd::Broken => None,
                     StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
                 };
                 let code = status.as_ref().map_or(Code::Ok, |s| s.code());
@@ -715,7 +769,10 @@ pub fn fuzz_request(
                 return Err(Failure::TooManyItems { found, max }.into());
             }
             let (tx, _rx) = mpsc::channel(1);
-            Ok(svc.solve_message(msg, None, &tx).await)
+            // Without a deadline, and with the receiver kept, every item is answered.
+            svc.solve_message(msg, None, &tx)
+                .await
+                .ok_or_else(|| Status::internal("a batch without a deadline was cut short"))
         } else {
             let req = pb::SolveRequest::decode(bytes).map_err(decode_error)?;
             let result = match svc.solve_unary(&req, None).await {

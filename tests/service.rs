@@ -6,7 +6,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::{CLASSIC, CLASSIC_SOLVED, TestServer, data_set};
+use common::{CLASSIC, CLASSIC_SOLVED, DEEP_CONTRADICTION, TestServer, data_set};
 use sudoku_grpc::grid::Grid;
 use sudoku_grpc::pb::{self, Outcome, SolveMode};
 use tonic::{Code, Request};
@@ -776,4 +776,187 @@ async fn oversized_messages_are_out_of_range_and_the_server_stays_up() {
     assert_eq!(out.message().await.unwrap_err().code(), Code::OutOfRange);
     let r = client.solve(solve_req(text(CLASSIC), None)).await.unwrap();
     assert_eq!(r.into_inner().solution.unwrap().outcome(), Outcome::Solved);
+}
+
+/// The hardest puzzles of the forum's list, as 64-item messages with ids
+/// from 0, the list sent `times` over.
+fn forum_messages(times: usize, options: Option<pb::SolveOptions>) -> Vec<pb::SolveBatchRequest> {
+    let hard = data_set("puzzles6_forum_hardest_1106");
+    let puzzles: Vec<(u64, String)> = (0..times * hard.len())
+        .map(|i| (i as u64, hard[i % hard.len()].clone()))
+        .collect();
+    let mut msgs = batch_of(&puzzles, 64);
+    for m in &mut msgs {
+        m.options = options;
+    }
+    msgs
+}
+
+#[tokio::test]
+async fn deep_contradiction_really_takes_long() {
+    // In nodes, not time, so the check does not depend on the machine.
+    let server = TestServer::start_with(|c| c.max_nodes = 1_000_000, |s| s).await;
+    let mut client = server.client().await;
+    let r = client
+        .solve(solve_req(text(DEEP_CONTRADICTION), None))
+        .await
+        .unwrap()
+        .into_inner()
+        .solution
+        .unwrap();
+    assert_eq!(r.outcome(), Outcome::WorkLimitReached);
+    assert_eq!(r.solution_count, 0);
+    eprintln!(
+        "deep contradiction: no answer after {} nodes, {} us",
+        r.stats.unwrap().nodes,
+        r.stats.unwrap().solve_time_us
+    );
+}
+
+#[tokio::test]
+async fn forum_hardest_in_a_stream_hit_the_work_budget_and_the_stream_goes_on() {
+    // 24 nodes is the 10th percentile of the set: most puzzles need more.
+    let max_nodes = 24;
+    let server = TestServer::start_with(|c| c.max_nodes = max_nodes, |s| s).await;
+    let mut client = server.client().await;
+    let mut msgs = forum_messages(1, count(2));
+    let deep_id = 1_000_000;
+    msgs.push(batch_of(&[(deep_id, DEEP_CONTRADICTION.to_string())], 1).remove(0));
+    let sent: usize = msgs.iter().map(|m| m.items.len()).sum();
+    let mut out = client
+        .solve_batch(tokio_stream::iter(msgs))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut seen = HashSet::new();
+    let mut limited = 0;
+    while let Some(msg) = out.message().await.expect("the stream ends OK") {
+        for r in msg.results {
+            assert!(seen.insert(r.id), "id {} answered twice", r.id);
+            let Some(pb::batch_result::Result::Solution(s)) = r.result else {
+                panic!("id {}: an item error: {:?}", r.id, r.result);
+            };
+            assert!(s.stats.unwrap().nodes <= max_nodes, "id {}: {s:?}", r.id);
+            match s.outcome() {
+                Outcome::WorkLimitReached => limited += 1,
+                Outcome::Solved => assert_ne!(r.id, deep_id),
+                other => panic!("id {}: {other:?}", r.id),
+            }
+        }
+    }
+    assert_eq!(seen.len(), sent, "every item answered once");
+    assert!(seen.contains(&deep_id));
+    assert!(
+        limited * 10 >= sent * 8,
+        "{limited} of {sent} hit the budget"
+    );
+    eprintln!("{limited} of {sent} items answered WORK_LIMIT_REACHED at {max_nodes} nodes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_deadline_bounds_every_item_of_the_forum_set() {
+    let server = TestServer::start().await;
+    // A bare client keeps no timer of its own, so the end is the server's.
+    let mut client = common::bare_client(server.addr);
+    // About a second of solving: far more than the deadline allows.
+    let mut msgs = forum_messages(8, count(2));
+    let deep: Vec<(u64, String)> = (0..4)
+        .map(|i| (1_000_000 + i, DEEP_CONTRADICTION.to_string()))
+        .collect();
+    msgs.insert(1, batch_of(&deep, 4).remove(0));
+    let mut req = Request::new(tokio_stream::iter(msgs));
+    req.metadata_mut()
+        .insert("grpc-timeout", "5m".parse().unwrap());
+    let started = Instant::now();
+    let mut out = client.solve_batch(req).await.unwrap().into_inner();
+    let mut seen = HashSet::new();
+    let end = loop {
+        match out.message().await {
+            Ok(Some(msg)) => {
+                for r in msg.results {
+                    assert!(seen.insert(r.id), "id {} answered twice", r.id);
+                }
+            }
+            Ok(None) => panic!("the stream ended OK past its deadline"),
+            Err(status) => break status,
+        }
+    };
+    let took = started.elapsed();
+    assert_eq!(end.code(), Code::DeadlineExceeded, "{end:?}");
+    let g = server.gauges.clone();
+    let idle = || {
+        g.solving.load(std::sync::atomic::Ordering::Relaxed) == 0
+            && g.open_streams.load(std::sync::atomic::Ordering::Relaxed) == 0
+    };
+    assert!(
+        eventually(Duration::from_millis(500), idle).await,
+        "solving stops"
+    );
+    eprintln!(
+        "5 ms stream deadline: ended DEADLINE_EXCEEDED after {took:?} with {} items answered",
+        seen.len()
+    );
+    assert!(took < Duration::from_millis(250), "ended after {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_stream_stops_its_solving_within_milliseconds() {
+    let server = TestServer::start_with(|c| c.max_nodes = 100_000_000, |s| s).await;
+    let g = server.gauges.clone();
+    let solving = || g.solving.load(std::sync::atomic::Ordering::Relaxed);
+    let open = || g.open_streams.load(std::sync::atomic::Ordering::Relaxed);
+    let answered = || {
+        g.puzzles
+            .iter()
+            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            .sum::<u64>()
+    };
+    let mut client = server.client().await;
+    let mut delays = Vec::new();
+    for _ in 0..20 {
+        let (tx, out) = open_stream(&mut client).await;
+        // Seconds of work queued: 4 messages of 1,024 of the hardest puzzles.
+        let hard = data_set("puzzles6_forum_hardest_1106");
+        for m in 0..4u64 {
+            let items: Vec<(u64, String)> = (0..1024)
+                .map(|i| (m * 1024 + i, hard[i as usize % hard.len()].clone()))
+                .collect();
+            let mut msg = batch_of(&items, 1024).remove(0);
+            msg.options = count(2);
+            tx.send(msg).await.unwrap();
+        }
+        assert!(eventually(Duration::from_secs(5), || solving() > 0).await);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        // Cancelling is dropping both halves: while the request half is
+        // open, hyper keeps the HTTP/2 stream alive and sends no reset.
+        drop(out);
+        drop(tx);
+        let cancelled = Instant::now();
+        // Polled from this thread, which runs neither the client's nor the
+        // server's tasks, at 50 us intervals.
+        while solving() > 0 || open() > 0 {
+            assert!(
+                cancelled.elapsed() < Duration::from_secs(5),
+                "solving went on after the client left"
+            );
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        delays.push(cancelled.elapsed());
+        // Nothing keeps burning CPU: no puzzle of that stream is answered later.
+        let after = answered();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(
+            answered(),
+            after,
+            "puzzles answered after the stream stopped"
+        );
+    }
+    delays.sort();
+    eprintln!(
+        "cancel to no solving (20 runs): median {:?}, p90 {:?}, max {:?}",
+        delays[10], delays[18], delays[19]
+    );
+    // The target is 10 ms; on a shared 2-core machine only a generous bound
+    // is asserted, the figure is printed.
+    assert!(delays[19] <= Duration::from_millis(250), "{delays:?}");
 }
