@@ -15,7 +15,7 @@ use prost::Message;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
-use tonic::metadata::MetadataMap;
+use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::{Code, Request, Response, Status, Streaming};
 use tonic_types::{ErrorDetails, StatusExt};
 use tracing::Instrument;
@@ -150,6 +150,10 @@ struct Violation {
     description: String,
 }
 
+/// What an overloaded server asks retrying clients to wait, in
+/// milliseconds (`grpc-retry-pushback-ms` on RESOURCE_EXHAUSTED).
+pub const OVERLOAD_PUSHBACK_MS: &str = "50";
+
 /// Why a call, or an item of a batch, failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Failure {
@@ -191,9 +195,20 @@ impl From<Failure> for Status {
                 Status::deadline_exceeded("the deadline passed before the solver finished")
             }
             Failure::Cancelled => Status::cancelled("the call was cancelled"),
-            Failure::Overloaded => Status::resource_exhausted(
-                "the server is at its limit of concurrent work; retry with back-off",
-            ),
+            Failure::Overloaded => {
+                let mut status = Status::resource_exhausted(
+                    "the server is at its limit of concurrent work; retry with back-off",
+                );
+                // gRPC retry pushback: a client whose retry policy lists
+                // RESOURCE_EXHAUSTED waits this long instead of its own
+                // back-off. Callers retrying at once cost the admitted calls
+                // CPU (README, capacity at 2x).
+                status.metadata_mut().insert(
+                    "grpc-retry-pushback-ms",
+                    MetadataValue::from_static(OVERLOAD_PUSHBACK_MS),
+                );
+                status
+            }
             Failure::ShuttingDown => {
                 Status::unavailable("the server is shutting down; retry on another instance")
             }
@@ -384,50 +399,64 @@ impl Sudoku {
         if shared.panic_on == Some(job.grid) {
             panic!("test hook: panic while solving {}", job.grid);
         }
-        // Admitted work waits here, in arrival order, for a solving slot.
-        let _slot = match shared.slots.try_acquire() {
-            Ok(slot) => slot,
-            Err(_) => match deadline {
-                None => shared.slots.acquire().await,
-                Some(d) => tokio::time::timeout_at(d.into(), shared.slots.acquire())
-                    .await
-                    .map_err(|_| Failure::DeadlineExceeded)?,
+        let limits = &shared.limits;
+        let mut solver = Solver::new(&job.grid, job.limit);
+        let mut elapsed = Duration::ZERO;
+        // One slice of the search; false once it is over (done or out of
+        // budget).
+        let mut slice = |solver: &mut Solver| {
+            let left = limits.max_nodes.saturating_sub(solver.answer().stats.nodes);
+            if left == 0 {
+                return false;
             }
-            .map_err(|_| Failure::ShuttingDown)?,
+            let started = Instant::now();
+            let progress = solver.resume(left.min(limits.slice_nodes));
+            elapsed += started.elapsed();
+            progress == Progress::Paused
         };
-        // Checked before the first slice too: a batch item queued behind
-        // others must not burn a slice once nobody can use its answer.
+        // The first slice runs on arrival, without a slot: most puzzles need
+        // far fewer nodes than a slice, so an easy call is answered at once
+        // instead of queueing behind hard ones. Only what is left queues.
         if past(deadline) {
             return Err(Failure::DeadlineExceeded);
         }
         if cancelled() {
             return Err(Failure::Cancelled);
         }
-        shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
-        let _guard = SolvingGuard(&shared.gauges);
-        let limits = &shared.limits;
-        let mut solver = Solver::new(&job.grid, job.limit);
-        let mut elapsed = Duration::ZERO;
-        loop {
-            let spent = solver.answer().stats.nodes;
-            let left = limits.max_nodes.saturating_sub(spent);
-            if left == 0 {
-                break;
+        let more = {
+            shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
+            let _guard = SolvingGuard(&shared.gauges);
+            slice(&mut solver)
+        };
+        if more {
+            // Admitted work waits here, in arrival order, for a solving slot.
+            let _slot = match shared.slots.try_acquire() {
+                Ok(slot) => slot,
+                Err(_) => match deadline {
+                    None => shared.slots.acquire().await,
+                    Some(d) => tokio::time::timeout_at(d.into(), shared.slots.acquire())
+                        .await
+                        .map_err(|_| Failure::DeadlineExceeded)?,
+                }
+                .map_err(|_| Failure::ShuttingDown)?,
+            };
+            shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
+            let _guard = SolvingGuard(&shared.gauges);
+            loop {
+                // Checked before each slice, the first after the wait too:
+                // work queued behind others must not burn a slice once nobody
+                // can use its answer.
+                if past(deadline) {
+                    return Err(Failure::DeadlineExceeded);
+                }
+                if cancelled() {
+                    return Err(Failure::Cancelled);
+                }
+                if !slice(&mut solver) {
+                    break;
+                }
+                tokio::task::yield_now().await;
             }
-            let started = Instant::now();
-            let progress = solver.resume(left.min(limits.slice_nodes));
-            let now = Instant::now();
-            elapsed += now - started;
-            if progress == Progress::Done {
-                break;
-            }
-            if deadline.is_some_and(|d| now >= d) {
-                return Err(Failure::DeadlineExceeded);
-            }
-            if cancelled() {
-                return Err(Failure::Cancelled);
-            }
-            tokio::task::yield_now().await;
         }
         let solution = to_pb(&solver.answer(), job, elapsed);
         shared.gauges.count_outcome(solution.outcome());

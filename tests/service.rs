@@ -419,6 +419,11 @@ async fn overload_is_shed_with_resource_exhausted() {
         .unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted);
     assert!(started.elapsed() < Duration::from_millis(500), "shed fast");
+    // Retry pushback for clients whose retry policy covers the code.
+    assert_eq!(
+        status.metadata().get("grpc-retry-pushback-ms").unwrap(),
+        sudoku_grpc::service::OVERLOAD_PUSHBACK_MS
+    );
     long.abort();
 }
 
