@@ -170,7 +170,9 @@ impl Cands {
 
     /// Places digit `d` (0-based) in cell `x` of `band`. The caller has
     /// checked the cell is unsolved and has `d` as a candidate. Returns the
-    /// words that changed (bit 9 * band + digit).
+    /// words that changed (bit 9 * band + digit). It does what
+    /// `place_hidden` and `place_naked` do together, in one pass: composing
+    /// the two cost 2% more instructions on every set.
     #[inline(always)]
     pub(crate) fn place(&mut self, band: usize, x: usize, d: usize) -> u32 {
         let bit = 1u32 << x;
