@@ -305,10 +305,13 @@ impl Board<'_> {
             // The same digit's words in the two other bands.
             let [o1, o2] = OTHER_WORDS[i & 31].map(usize::from);
             let (w1, w2) = (self.c.cand[o1], self.c.cand[o2]);
-            let (n1, n2) = (w1 & !locked, w2 & !locked);
-            self.dirty |= u32::from(w1 != n1) << o1 | u32::from(w2 != n2) << o2;
-            self.c.cand[o1] = n1;
-            self.c.cand[o2] = n2;
+            if (w1 | w2) & locked != 0 {
+                // Rare: most updates lock no new column.
+                let (n1, n2) = (w1 & !locked, w2 & !locked);
+                self.dirty |= u32::from(w1 != n1) << o1 | u32::from(w2 != n2) << o2;
+                self.c.cand[o1] = n1;
+                self.c.cand[o2] = n2;
+            }
             self.c.cand[i] = m;
         } else if m & 0x1ff == 0 || m & (0x1ff << 9) == 0 || m & (0x1ff << 18) == 0 {
             return false;
