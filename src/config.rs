@@ -51,8 +51,8 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// Puzzles solved at once (solving slots); the async runtime gets one
-    /// thread more, so one is always free for I/O; 0 = one per core.
+    /// Puzzles solved at once past their first slice (solving slots); the
+    /// async runtime gets one thread more, kept for I/O; 0 = one per core.
     #[arg(long, env = "SUDOKU_WORKERS", default_value_t = 0)]
     pub workers: usize,
 
@@ -149,8 +149,9 @@ impl Config {
     }
 
     /// Threads the async runtime needs: one per solving slot, plus one that
-    /// solving can never occupy, so a health check or an easy call is
-    /// answered while every slot works on a hard puzzle.
+    /// slotted solving can never occupy (only a call's first slice, at most
+    /// `slice_nodes` nodes, runs outside a slot), so a health check or an
+    /// easy call is answered while every slot works on a hard puzzle.
     pub fn runtime_threads(&self) -> usize {
         self.worker_threads() + 1
     }
