@@ -56,11 +56,7 @@ impl TestServer {
     }
 
     pub async fn channel(&self) -> Channel {
-        Channel::from_shared(self.url())
-            .unwrap()
-            .connect()
-            .await
-            .unwrap()
+        connect(&self.url()).await
     }
 
     pub async fn client(&self) -> SudokuServiceClient<Channel> {
@@ -176,11 +172,7 @@ impl BinaryServer {
 
     /// A new HTTP/2 connection with tonic's default settings.
     pub async fn channel(&self) -> Channel {
-        Channel::from_shared(self.url())
-            .unwrap()
-            .connect()
-            .await
-            .unwrap()
+        connect(&self.url()).await
     }
 
     /// A `/proc/PID/status` figure in kB, such as `VmRSS` or `VmHWM`.
@@ -236,4 +228,13 @@ impl Drop for BinaryServer {
             let _ = self.child.wait();
         }
     }
+}
+
+/// A new HTTP/2 connection to `url` with tonic's default settings.
+pub async fn connect(url: &str) -> Channel {
+    Channel::from_shared(url.to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap()
 }
