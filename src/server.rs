@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use futures::TryFutureExt;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tonic::Status;
@@ -173,45 +173,14 @@ impl Prepared {
             _ => None,
         };
         let connections = TaskTracker::new();
-        let lingering = connections.clone();
-        let stop_accepting = token.clone();
-        tracing::info!(addr = ?addr, "serving sudoku.v1.SudokuService, health and reflection");
-        let signal_handled = {
-            let reporter = reporter.clone();
-            let token = token.clone();
-            async move {
-                signal.await;
-                tracing::info!("shutdown requested; draining");
-                reporter
-                    .set_not_serving::<SudokuServiceServer<Sudoku>>()
-                    .await;
-                reporter
-                    .set_service_status("", ServingStatus::NotServing)
-                    .await;
-                token.cancel();
-            }
-        };
-        tokio::pin!(signal_handled);
-        loop {
-            let (stream, peer) = tokio::select! {
-                _ = &mut signal_handled => break,
-                accepted = listener.accept() => match accepted {
-                    Ok(a) => a,
-                    Err(e) => {
-                        // Out of file descriptors and the like: back off, keep serving.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-            };
+        let spawn_connection = |stream: TcpStream, peer: SocketAddr| {
             let _ = stream.set_nodelay(true);
             let conn = Connection {
-                lingering: lingering.clone(),
+                lingering: connections.clone(),
                 http2: http2.clone(),
                 routes: routes.clone(),
                 peer,
-                stop: stop_accepting.clone(),
+                stop: token.clone(),
                 max_age,
                 age_grace,
                 drain,
@@ -236,8 +205,41 @@ impl Prepared {
                     });
                 }
             }
+        };
+        tracing::info!(addr = ?addr, "serving sudoku.v1.SudokuService, health and reflection");
+        tokio::pin!(signal);
+        loop {
+            let (stream, peer) = tokio::select! {
+                _ = &mut signal => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            spawn_connection(stream, peer);
         }
-        drop(listener);
+        tracing::info!("shutdown requested; draining");
+        // The listener closes before health says NOT_SERVING, so a client
+        // that sees the flip and connects again is refused (UNAVAILABLE)
+        // rather than accepted. Connections already waiting in the kernel's
+        // backlog would be reset when it closes, which clients report as
+        // UNKNOWN; they are taken and served instead, and their calls get
+        // UNAVAILABLE and a GOAWAY like those of every other connection.
+        for (stream, peer) in take_backlog(listener) {
+            spawn_connection(stream, peer);
+        }
+        reporter
+            .set_not_serving::<SudokuServiceServer<Sudoku>>()
+            .await;
+        reporter
+            .set_service_status("", ServingStatus::NotServing)
+            .await;
+        token.cancel();
         connections.close();
         match tokio::time::timeout(config.drain_timeout(), connections.wait()).await {
             Ok(()) => tracing::info!("drained; exiting"),
@@ -251,6 +253,35 @@ impl Prepared {
 }
 
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Closes `listener`, returning the connections the kernel had already
+/// accepted for it but the server had not taken yet.
+fn take_backlog(listener: TcpListener) -> Vec<(TcpStream, SocketAddr)> {
+    let mut taken = Vec::new();
+    let listener = match listener.into_std() {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not take the listen backlog");
+            return taken;
+        }
+    };
+    // The socket is still non-blocking: accept until the backlog is empty.
+    loop {
+        match listener.accept() {
+            Ok((stream, peer)) => {
+                let stream = stream
+                    .set_nonblocking(true)
+                    .and_then(|()| TcpStream::from_std(stream));
+                match stream {
+                    Ok(stream) => taken.push((stream, peer)),
+                    Err(e) => tracing::warn!(%peer, error = %e, "dropping a backlog connection"),
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return taken,
+        }
+    }
+}
 
 /// The message encodings every service accepts and answers in, besides
 /// identity.

@@ -378,3 +378,56 @@ async fn sigterm_under_load_answers_each_item_once_or_leaves_it_retryable() {
     }
     assert_eq!(retried.len(), unanswered.len(), "every retried id answered");
 }
+
+/// Callers that open a new connection for every call while the server
+/// stops: each call is answered OK or refused in a way that is safe to
+/// retry, never failed with a reset. Connections that reached the kernel's
+/// backlog but were not accepted yet when the listener closed used to be
+/// reset, which tonic reports as UNKNOWN "transport error".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnecting_callers_see_only_retryable_refusals_at_sigterm() {
+    const CALLERS: usize = 8;
+    let mut server = BinaryServer::spawn(&[]).await;
+    let url = server.url();
+    let stop_calling = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut callers = Vec::new();
+    for _ in 0..CALLERS {
+        let url = url.clone();
+        let stop_calling = stop_calling.clone();
+        callers.push(tokio::spawn(async move {
+            let (mut ok, mut refused) = (0u32, Vec::new());
+            while !stop_calling.load(std::sync::atomic::Ordering::Relaxed) {
+                let channel = Channel::from_shared(url.clone()).unwrap().connect_lazy();
+                let r = SudokuServiceClient::new(channel)
+                    .solve(pb::SolveRequest {
+                        puzzle: text(common::CLASSIC),
+                        options: None,
+                    })
+                    .await;
+                match r {
+                    Ok(_) => ok += 1,
+                    Err(status) => refused.push(status),
+                }
+            }
+            (ok, refused)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.sigterm();
+    let status = server.wait_exit(Duration::from_secs(15)).await;
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", server.logs());
+    // Go on calling the stopped server for a moment: connections refused.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stop_calling.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (mut ok, mut refused) = (0, 0);
+    for caller in callers {
+        let (n, errors) = caller.await.unwrap();
+        ok += n;
+        refused += errors.len();
+        for status in errors {
+            assert!(refused_unsent(&status), "not retryable: {status:?}");
+        }
+    }
+    eprintln!("{ok} calls OK, {refused} refused, all retryable");
+    assert!(ok > 0 && refused > 0, "{ok} OK, {refused} refused");
+}
