@@ -346,6 +346,13 @@ fn to_pb(answer: &Answer, job: &Job, elapsed: Duration) -> pb::Solution {
     }
 }
 
+thread_local! {
+    /// The solver each runtime thread runs first slices in, restarted per
+    /// puzzle.
+    static THREAD_SOLVER: std::cell::RefCell<Solver> =
+        std::cell::RefCell::new(Solver::new(&Grid::EMPTY, 1));
+}
+
 /// Decrements the solving gauge when a solve ends, however it ends.
 struct SolvingGuard<'a>(&'a Gauges);
 
@@ -400,7 +407,6 @@ impl Sudoku {
             panic!("test hook: panic while solving {}", job.grid);
         }
         let limits = &shared.limits;
-        let mut solver = Solver::new(&job.grid, job.limit);
         let mut elapsed = Duration::ZERO;
         // One slice of the search; false once it is over (done or out of
         // budget).
@@ -423,42 +429,56 @@ impl Sudoku {
         if cancelled() {
             return Err(Failure::Cancelled);
         }
-        let more = {
+        // It runs in this thread's solver, so the future (boxed and moved
+        // per call) does not carry 11 KiB of search stack; only a search
+        // that outlives its first slice moves to a solver of its own.
+        let first = {
             shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
             let _guard = SolvingGuard(&shared.gauges);
-            slice(&mut solver)
+            THREAD_SOLVER.with_borrow_mut(|solver| {
+                solver.restart(&job.grid, job.limit);
+                if slice(solver) {
+                    Err(Box::new(solver.clone()))
+                } else {
+                    Ok(solver.answer())
+                }
+            })
         };
-        if more {
-            // Admitted work waits here, in arrival order, for a solving slot.
-            let _slot = match shared.slots.try_acquire() {
-                Ok(slot) => slot,
-                Err(_) => match deadline {
-                    None => shared.slots.acquire().await,
-                    Some(d) => tokio::time::timeout_at(d.into(), shared.slots.acquire())
-                        .await
-                        .map_err(|_| Failure::DeadlineExceeded)?,
+        let answer = match first {
+            Ok(answer) => answer,
+            Err(mut solver) => {
+                // Admitted work waits here, in arrival order, for a solving slot.
+                let _slot = match shared.slots.try_acquire() {
+                    Ok(slot) => slot,
+                    Err(_) => match deadline {
+                        None => shared.slots.acquire().await,
+                        Some(d) => tokio::time::timeout_at(d.into(), shared.slots.acquire())
+                            .await
+                            .map_err(|_| Failure::DeadlineExceeded)?,
+                    }
+                    .map_err(|_| Failure::ShuttingDown)?,
+                };
+                shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
+                let _guard = SolvingGuard(&shared.gauges);
+                loop {
+                    // Checked before each slice, the first after the wait
+                    // too: work queued behind others must not burn a slice
+                    // once nobody can use its answer.
+                    if past(deadline) {
+                        return Err(Failure::DeadlineExceeded);
+                    }
+                    if cancelled() {
+                        return Err(Failure::Cancelled);
+                    }
+                    if !slice(&mut solver) {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
                 }
-                .map_err(|_| Failure::ShuttingDown)?,
-            };
-            shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
-            let _guard = SolvingGuard(&shared.gauges);
-            loop {
-                // Checked before each slice, the first after the wait too:
-                // work queued behind others must not burn a slice once nobody
-                // can use its answer.
-                if past(deadline) {
-                    return Err(Failure::DeadlineExceeded);
-                }
-                if cancelled() {
-                    return Err(Failure::Cancelled);
-                }
-                if !slice(&mut solver) {
-                    break;
-                }
-                tokio::task::yield_now().await;
+                solver.answer()
             }
-        }
-        let solution = to_pb(&solver.answer(), job, elapsed);
+        };
+        let solution = to_pb(&answer, job, elapsed);
         shared.gauges.count_outcome(solution.outcome());
         Ok(solution)
     }

@@ -70,6 +70,7 @@ struct Frame {
 /// parent, except the last child, which reuses the parent's entry. Entry k
 /// has at least k cells placed, so a board can branch only below 81 and 82
 /// entries suffice.
+#[derive(Clone)]
 pub struct Solver {
     stack: [Frame; CELLS + 1],
     depth: usize,
