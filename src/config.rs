@@ -51,18 +51,34 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// Puzzles solved at once past their first slice (solving slots); the
-    /// async runtime gets one thread more, kept for I/O; 0 = one per core.
+    /// Solver threads, which run batch messages and the searches of unary
+    /// calls that outlive their inline budget; the async runtime, which
+    /// does the I/O, gets as many threads. 0 = one per core.
     #[arg(long, env = "SUDOKU_WORKERS", default_value_t = 0)]
     pub workers: usize,
+
+    /// Nice value added to the solver threads (0-19; 0 keeps the process's
+    /// priority), so the runtime's threads get a core at once when a call
+    /// arrives while every core is solving. In a container it ranks only
+    /// the server's own threads; on a host shared with other busy
+    /// processes it also yields to them.
+    #[arg(long, env = "SUDOKU_SOLVER_NICE", default_value_t = 19,
+          value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub solver_nice: i32,
+
+    /// Search nodes a unary call solves at once on the thread that read
+    /// it; most puzzles need fewer, and the rest of a longer search runs on
+    /// a solver thread.
+    #[arg(long, env = "SUDOKU_INLINE_NODES", default_value_t = 20)]
+    pub inline_nodes: u64,
 
     /// Work budget per puzzle, in search nodes: past it the answer is
     /// OUTCOME_WORK_LIMIT_REACHED. Bounds the work of calls that set no deadline.
     #[arg(long, env = "SUDOKU_MAX_NODES", default_value_t = 5_000_000)]
     pub max_nodes: u64,
 
-    /// Search nodes solved between checks of the deadline and cancellation
-    /// and yields to other calls; smaller is fairer, larger is cheaper.
+    /// Search nodes solved between checks of the deadline and of the
+    /// client leaving; smaller stops sooner, larger is cheaper.
     #[arg(long, env = "SUDOKU_SLICE_NODES", default_value_t = 500)]
     pub slice_nodes: u64,
 
@@ -148,15 +164,12 @@ impl Config {
         Duration::from_millis(self.drain_timeout_ms)
     }
 
-    /// Threads the async runtime needs: one per solving slot, plus one that
-    /// slotted solving can never occupy (only a call's first slice, at most
-    /// `slice_nodes` nodes, runs outside a slot), so a health check or an
-    /// easy call is answered while every slot works on a hard puzzle.
+    /// Threads of the async runtime: as many as solver threads.
     pub fn runtime_threads(&self) -> usize {
-        self.worker_threads() + 1
+        self.worker_threads()
     }
 
-    /// Solving slots, resolving 0 to the number of cores.
+    /// Solver threads, resolving 0 to the number of cores.
     pub fn worker_threads(&self) -> usize {
         if self.workers > 0 {
             self.workers

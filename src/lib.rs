@@ -25,6 +25,7 @@ pub mod config;
 pub mod grid;
 pub mod input;
 pub mod metrics;
+pub mod pool;
 pub mod server;
 pub mod service;
 pub mod solver;

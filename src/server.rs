@@ -60,19 +60,20 @@ impl Prepared {
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
-        Ok(Prepared::with_listener(config, listener))
+        Prepared::with_listener(config, listener)
     }
 
     /// Builds the service on a listener the caller bound (tests bind port 0).
-    pub fn with_listener(config: Config, listener: TcpListener) -> Prepared {
+    pub fn with_listener(config: Config, listener: TcpListener) -> anyhow::Result<Prepared> {
         let token = CancellationToken::new();
-        let service = Sudoku::new(Limits::from_config(&config), token.clone());
-        Prepared {
+        let service = Sudoku::new(Limits::from_config(&config), token.clone())
+            .context("starting the solver threads")?;
+        Ok(Prepared {
             config,
             listener,
             service,
             token,
-        }
+        })
     }
 
     /// Replaces the service (tests use this to install hooks).
@@ -254,6 +255,10 @@ impl Prepared {
 
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How old a connection must be before a drain sends it GOAWAY (see
+/// `Connection::serve`).
+const NEW_CONNECTION_GRACE: Duration = Duration::from_millis(100);
+
 /// Closes `listener`, returning the connections the kernel had already
 /// accepted for it but the server had not taken yet.
 fn take_backlog(listener: TcpListener) -> Vec<(TcpStream, SocketAddr)> {
@@ -367,6 +372,8 @@ impl Connection {
             }
         };
         tokio::pin!(aged);
+        let opened = tokio::time::Instant::now();
+        let mut goaway: Option<Pin<Box<tokio::time::Sleep>>> = None;
         let mut grace: Option<Pin<Box<tokio::time::Sleep>>> = None;
         loop {
             tokio::select! {
@@ -376,7 +383,16 @@ impl Connection {
                     }
                     break;
                 }
-                _ = stop.cancelled(), if grace.is_none() => {
+                // A connection opened moments ago (one from the backlog the
+                // listener left) may carry a first call its client is
+                // sending right now. A GOAWAY ahead of it fails that call
+                // with a protocol error, which clients do not retry, so the
+                // GOAWAY waits until the connection is NEW_CONNECTION_GRACE
+                // old; meanwhile the service refuses calls with UNAVAILABLE.
+                _ = stop.cancelled(), if goaway.is_none() && grace.is_none() => {
+                    goaway = Some(Box::pin(tokio::time::sleep_until(opened + NEW_CONNECTION_GRACE)));
+                }
+                _ = async { goaway.as_mut().expect("guarded").await }, if goaway.is_some() && grace.is_none() => {
                     conn.as_mut().graceful_shutdown();
                     grace = Some(Box::pin(tokio::time::sleep(drain)));
                 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures::{FutureExt, Stream, StreamExt};
 use prost::Message;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::metadata::{MetadataMap, MetadataValue};
@@ -23,6 +23,7 @@ use tracing::Instrument;
 use crate::config::Config;
 use crate::grid::{Grid, GridError};
 use crate::pb::{self, sudoku_service_server::SudokuService};
+use crate::pool::{Pool, with_thread_solver};
 use crate::solver::{Answer, Progress, Solver};
 
 /// The largest `max_solutions` a caller may ask for.
@@ -43,10 +44,14 @@ pub struct Limits {
     pub max_batch_items: usize,
     /// Tasks that solve one stream's messages in parallel.
     pub stream_workers: usize,
-    /// Puzzles being solved at once, server-wide: one per worker thread, so
-    /// a light call (a health check, an easy Solve) never queues behind more
-    /// than one slice of solving per thread.
-    pub solving_slots: usize,
+    /// Threads that run searches longer than `inline_nodes`, and batch
+    /// messages; 0 runs them on the calling thread (fuzzing hook).
+    pub solver_threads: usize,
+    /// Nice value added to the solver threads' (see [`crate::pool`]).
+    pub solver_nice: i32,
+    /// Search nodes a unary call solves on arrival, on the runtime thread
+    /// that read it; a search that needs more moves to a solver thread.
+    pub inline_nodes: u64,
 }
 
 impl Limits {
@@ -59,7 +64,9 @@ impl Limits {
             stream_window: config.stream_window.max(1),
             max_batch_items: config.max_batch_items.max(1),
             stream_workers: config.worker_threads(),
-            solving_slots: config.worker_threads(),
+            solver_threads: config.worker_threads(),
+            solver_nice: config.solver_nice,
+            inline_nodes: config.inline_nodes,
         }
     }
 }
@@ -119,7 +126,7 @@ pub struct Sudoku {
 struct Shared {
     limits: Limits,
     permits: Semaphore,
-    slots: Semaphore,
+    pool: Pool,
     shutdown: CancellationToken,
     gauges: Arc<Gauges>,
     /// Test hook: solving exactly this grid panics, to show a panic stays
@@ -346,13 +353,6 @@ fn to_pb(answer: &Answer, job: &Job, elapsed: Duration) -> pb::Solution {
     }
 }
 
-thread_local! {
-    /// The solver each runtime thread runs first slices in, restarted per
-    /// puzzle.
-    static THREAD_SOLVER: std::cell::RefCell<Solver> =
-        std::cell::RefCell::new(Solver::new(&Grid::EMPTY, 1));
-}
-
 /// Decrements the solving gauge when a solve ends, however it ends.
 struct SolvingGuard<'a>(&'a Gauges);
 
@@ -367,17 +367,17 @@ type SolveBatchStream = Pin<Box<dyn Stream<Item = Result<pb::SolveBatchResponse,
 impl Sudoku {
     /// A service with `limits`; `shutdown` is cancelled when the server
     /// starts draining.
-    pub fn new(limits: Limits, shutdown: CancellationToken) -> Sudoku {
-        Sudoku {
+    pub fn new(limits: Limits, shutdown: CancellationToken) -> std::io::Result<Sudoku> {
+        Ok(Sudoku {
             shared: Arc::new(Shared {
                 permits: Semaphore::new(limits.max_in_flight),
-                slots: Semaphore::new(limits.solving_slots.max(1)),
+                pool: Pool::new(limits.solver_threads, limits.solver_nice)?,
                 limits,
                 shutdown,
                 gauges: Arc::new(Gauges::default()),
                 panic_on: None,
             }),
-        }
+        })
     }
 
     /// Test hook: solving exactly `grid` panics inside the solver path.
@@ -394,91 +394,45 @@ impl Sudoku {
         self.shared.gauges.clone()
     }
 
-    /// Solves one validated puzzle in node-budget slices, checking the
-    /// deadline and `cancelled` and yielding to other tasks between slices.
+    /// Solves one validated puzzle of a unary call: up to `inline_nodes`
+    /// nodes at once on this thread (most puzzles need fewer), the rest on
+    /// a solver thread. Dropping the future (client reset) stops the search
+    /// at its next slice.
     async fn solve_job(
         &self,
-        job: &Job,
+        job: Job,
         deadline: Option<Instant>,
-        cancelled: impl Fn() -> bool,
     ) -> Result<pb::Solution, Failure> {
-        let shared = &*self.shared;
-        if shared.panic_on == Some(job.grid) {
-            panic!("test hook: panic while solving {}", job.grid);
-        }
-        let limits = &shared.limits;
-        let mut elapsed = Duration::ZERO;
-        // One slice of the search; false once it is over (done or out of
-        // budget).
-        let mut slice = |solver: &mut Solver| {
-            let left = limits.max_nodes.saturating_sub(solver.answer().stats.nodes);
-            if left == 0 {
-                return false;
-            }
-            let started = Instant::now();
-            let progress = solver.resume(left.min(limits.slice_nodes));
-            elapsed += started.elapsed();
-            progress == Progress::Paused
-        };
-        // The first slice runs on arrival, without a slot: most puzzles need
-        // far fewer nodes than a slice, so an easy call is answered at once
-        // instead of queueing behind hard ones. Only what is left queues.
-        if past(deadline) {
-            return Err(Failure::DeadlineExceeded);
-        }
-        if cancelled() {
-            return Err(Failure::Cancelled);
-        }
-        // It runs in this thread's solver, so the future (boxed and moved
-        // per call) does not carry 11 KiB of search stack; only a search
-        // that outlives its first slice moves to a solver of its own.
-        let first = {
-            shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
-            let _guard = SolvingGuard(&shared.gauges);
-            THREAD_SOLVER.with_borrow_mut(|solver| {
-                solver.restart(&job.grid, job.limit);
-                if slice(solver) {
-                    Err(Box::new(solver.clone()))
-                } else {
-                    Ok(solver.answer())
-                }
-            })
-        };
-        let answer = match first {
-            Ok(answer) => answer,
-            Err(mut solver) => {
-                // Admitted work waits here, in arrival order, for a solving slot.
-                let _slot = match shared.slots.try_acquire() {
-                    Ok(slot) => slot,
-                    Err(_) => match deadline {
-                        None => shared.slots.acquire().await,
-                        Some(d) => tokio::time::timeout_at(d.into(), shared.slots.acquire())
-                            .await
-                            .map_err(|_| Failure::DeadlineExceeded)?,
-                    }
-                    .map_err(|_| Failure::ShuttingDown)?,
+        let shared = &self.shared;
+        let inline = shared.limits.inline_nodes;
+        let first =
+            with_thread_solver(|solver| search(shared, solver, &job, inline, deadline, &|| false))?;
+        let (answer, elapsed) = match first {
+            Some(done) => done,
+            None => {
+                let (reply, replied) = oneshot::channel();
+                let task_shared = shared.clone();
+                // The solver thread starts the search again: the inline
+                // part is cheap, and the stats stay those of one search.
+                shared.pool.submit(Box::new(move |solver| {
+                    let result = search(&task_shared, solver, &job, u64::MAX, deadline, &|| {
+                        reply.is_closed()
+                    });
+                    let _ = reply.send(result);
+                }));
+                let replied = match deadline {
+                    None => replied.await,
+                    Some(d) => tokio::time::timeout_at(d.into(), replied)
+                        .await
+                        .map_err(|_| Failure::DeadlineExceeded)?,
                 };
-                shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
-                let _guard = SolvingGuard(&shared.gauges);
-                loop {
-                    // Checked before each slice, the first after the wait
-                    // too: work queued behind others must not burn a slice
-                    // once nobody can use its answer.
-                    if past(deadline) {
-                        return Err(Failure::DeadlineExceeded);
-                    }
-                    if cancelled() {
-                        return Err(Failure::Cancelled);
-                    }
-                    if !slice(&mut solver) {
-                        break;
-                    }
-                    tokio::task::yield_now().await;
-                }
-                solver.answer()
+                // A closed reply: the task panicked (and was logged).
+                replied
+                    .map_err(|_| Failure::Panicked)??
+                    .expect("a search without a node budget finishes")
             }
         };
-        let solution = to_pb(&answer, job, elapsed);
+        let solution = to_pb(&answer, &job, elapsed);
         shared.gauges.count_outcome(solution.outcome());
         Ok(solution)
     }
@@ -498,63 +452,134 @@ impl Sudoku {
             .permits
             .try_acquire()
             .map_err(|_| Failure::Overloaded)?;
-        let job = Job { grid, form, limit };
-        // Dropping this future (client reset) drops the solver: nothing
-        // keeps running for a call nobody waits for.
-        self.solve_job(&job, deadline, || false).await
+        self.solve_job(Job { grid, form, limit }, deadline).await
     }
 
-    /// Answers one batch request message, item by item; `None` when the
-    /// stream's deadline passed or its client left on the way, as then no
-    /// further results are sent.
+    /// Answers one batch request message on a solver thread; `None` when
+    /// the stream's deadline passed on the way, as then no further results
+    /// are sent. Dropping the future (the client left, or the deadline)
+    /// stops the work at the current item's next slice.
     async fn solve_message(
         &self,
         request: pb::SolveBatchRequest,
         deadline: Option<Instant>,
-        gone: &mpsc::Sender<Result<pb::SolveBatchResponse, Status>>,
     ) -> Option<pb::SolveBatchResponse> {
-        let limit = parse_limit(request.options.as_ref(), "options");
-        let mut results = Vec::with_capacity(request.items.len());
-        for (i, item) in request.items.iter().enumerate() {
-            let outcome = match (&limit, parse_grid(item.puzzle.as_ref(), "puzzle")) {
-                (Err(e), _) => Err(e.clone()),
-                (_, Err(e)) => Err(e.prefixed(&format!("items[{i}]"))),
-                (Ok(limit), Ok((grid, form))) => {
-                    let job = Job {
-                        grid,
-                        form,
-                        limit: *limit,
-                    };
-                    AssertUnwindSafe(self.solve_job(&job, deadline, || gone.is_closed()))
-                        .catch_unwind()
-                        .await
-                        .unwrap_or(Err(Failure::Panicked))
-                }
-            };
-            let result = match outcome {
-                // Stream-level ends: the reader task reports them as the
-                // stream's status.
-                Err(Failure::DeadlineExceeded | Failure::Cancelled) => return None,
-                Ok(solution) => pb::batch_result::Result::Solution(solution),
-                Err(failure) => {
-                    self.shared.gauges.count_failure(&failure);
-                    if failure == Failure::Panicked {
-                        tracing::error!(id = item.id, "solver panicked on a batch item");
-                    }
-                    pb::batch_result::Result::Error(to_rpc_status(failure.into()))
-                }
-            };
-            results.push(pb::BatchResult {
-                id: item.id,
-                result: Some(result),
-            });
-        }
-        self.shared
-            .gauges
-            .batch_messages
-            .fetch_add(1, Ordering::Relaxed);
-        Some(pb::SolveBatchResponse { results })
+        let (reply, replied) = oneshot::channel();
+        let shared = self.shared.clone();
+        self.shared.pool.submit(Box::new(move |solver| {
+            let response = answer_items(&shared, solver, &request, deadline, &|| reply.is_closed());
+            let _ = reply.send(response);
+        }));
+        // Panics are caught per item, so the reply always comes.
+        replied.await.ok().flatten()
     }
+}
+
+/// Searches `job` in `solver` (restarted) in slices of `slice_nodes`,
+/// checking the deadline and `cancelled` before each. `Ok(None)` once
+/// `budget` nodes are spent with the search unfinished; otherwise the
+/// answer (incomplete when the work budget `max_nodes` ran out) and the
+/// time spent solving.
+fn search(
+    shared: &Shared,
+    solver: &mut Solver,
+    job: &Job,
+    budget: u64,
+    deadline: Option<Instant>,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Option<(Answer, Duration)>, Failure> {
+    if shared.panic_on == Some(job.grid) {
+        panic!("test hook: panic while solving {}", job.grid);
+    }
+    let limits = &shared.limits;
+    solver.restart(&job.grid, job.limit);
+    shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
+    let _guard = SolvingGuard(&shared.gauges);
+    let mut elapsed = Duration::ZERO;
+    loop {
+        if past(deadline) {
+            return Err(Failure::DeadlineExceeded);
+        }
+        if cancelled() {
+            return Err(Failure::Cancelled);
+        }
+        let nodes = solver.answer().stats.nodes;
+        if nodes >= limits.max_nodes {
+            return Ok(Some((solver.answer(), elapsed)));
+        }
+        if nodes >= budget {
+            return Ok(None);
+        }
+        let step = (limits.max_nodes - nodes)
+            .min(budget - nodes)
+            .min(limits.slice_nodes);
+        let started = Instant::now();
+        let progress = solver.resume(step);
+        elapsed += started.elapsed();
+        if progress != Progress::Paused {
+            return Ok(Some((solver.answer(), elapsed)));
+        }
+    }
+}
+
+/// Answers the items of one batch message in order, on the calling
+/// (solver) thread; `None` when the deadline passed or `cancelled` said so
+/// on the way. A panic while solving an item answers that item INTERNAL.
+fn answer_items(
+    shared: &Shared,
+    solver: &mut Solver,
+    request: &pb::SolveBatchRequest,
+    deadline: Option<Instant>,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<pb::SolveBatchResponse> {
+    let limit = parse_limit(request.options.as_ref(), "options");
+    let mut results = Vec::with_capacity(request.items.len());
+    for (i, item) in request.items.iter().enumerate() {
+        let outcome = match (&limit, parse_grid(item.puzzle.as_ref(), "puzzle")) {
+            (Err(e), _) => Err(e.clone()),
+            (_, Err(e)) => Err(e.prefixed(&format!("items[{i}]"))),
+            (Ok(limit), Ok((grid, form))) => {
+                let job = Job {
+                    grid,
+                    form,
+                    limit: *limit,
+                };
+                let searched = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    search(shared, solver, &job, u64::MAX, deadline, cancelled)
+                }));
+                match searched {
+                    Ok(Ok(answer)) => {
+                        let (answer, elapsed) =
+                            answer.expect("a search without a node budget finishes");
+                        let solution = to_pb(&answer, &job, elapsed);
+                        shared.gauges.count_outcome(solution.outcome());
+                        Ok(solution)
+                    }
+                    Ok(Err(failure)) => Err(failure),
+                    Err(_) => Err(Failure::Panicked),
+                }
+            }
+        };
+        let result = match outcome {
+            // Stream-level ends: the reader task reports them as the
+            // stream's status.
+            Err(Failure::DeadlineExceeded | Failure::Cancelled) => return None,
+            Ok(solution) => pb::batch_result::Result::Solution(solution),
+            Err(failure) => {
+                shared.gauges.count_failure(&failure);
+                if failure == Failure::Panicked {
+                    tracing::error!(id = item.id, "solver panicked on a batch item");
+                }
+                pb::batch_result::Result::Error(to_rpc_status(failure.into()))
+            }
+        };
+        results.push(pb::BatchResult {
+            id: item.id,
+            result: Some(result),
+        });
+    }
+    shared.gauges.batch_messages.fetch_add(1, Ordering::Relaxed);
+    Some(pb::SolveBatchResponse { results })
 }
 
 /// Whether `deadline` has passed.
@@ -682,7 +707,7 @@ impl SudokuService for Sudoku {
                             let Ok(_permit) = svc.shared.permits.acquire().await else {
                                 return false;
                             };
-                            let Some(response) = svc.solve_message(msg, deadline, &tx).await else {
+                            let Some(response) = svc.solve_message(msg, deadline).await else {
                                 return past(deadline);
                             };
                             if tx.send(Ok(response)).await.is_err() {
@@ -805,9 +830,11 @@ pub fn fuzz_request(
         stream_window: 1,
         max_batch_items: 1_024,
         stream_workers: 1,
-        solving_slots: 1,
+        solver_threads: 0,
+        solver_nice: 0,
+        inline_nodes: 64,
     };
-    let svc = Sudoku::new(limits, CancellationToken::new());
+    let svc = Sudoku::new(limits, CancellationToken::new()).expect("no threads to start");
     let decode_error = |e: prost::DecodeError| Status::internal(e.to_string());
     futures::executor::block_on(async {
         if batch {
@@ -817,9 +844,8 @@ pub fn fuzz_request(
                 let found = msg.items.len();
                 return Err(Failure::TooManyItems { found, max }.into());
             }
-            let (tx, _rx) = mpsc::channel(1);
-            // Without a deadline, and with the receiver kept, every item is answered.
-            svc.solve_message(msg, None, &tx)
+            // Without a deadline every item is answered.
+            svc.solve_message(msg, None)
                 .await
                 .ok_or_else(|| Status::internal("a batch without a deadline was cut short"))
         } else {

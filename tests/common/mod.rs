@@ -36,7 +36,9 @@ impl TestServer {
         };
         tweak(&mut config);
         let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
-        let prepared = Prepared::with_listener(config, listener).map_service(hook);
+        let prepared = Prepared::with_listener(config, listener)
+            .expect("the server starts")
+            .map_service(hook);
         let addr = prepared.local_addr();
         let gauges = prepared.gauges();
         let (tx, rx) = oneshot::channel::<()>();

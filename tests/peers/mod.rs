@@ -167,7 +167,7 @@ impl TestServer {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                 .await
                 .expect("bind 127.0.0.1:0");
-            let prepared = Prepared::with_listener(config, listener);
+            let prepared = Prepared::with_listener(config, listener).expect("the server starts");
             let addr = prepared.local_addr();
             tokio::spawn(async move {
                 let signal = async move {
