@@ -405,19 +405,37 @@ impl Sudoku {
     ) -> Result<pb::Solution, Failure> {
         let shared = &self.shared;
         let inline = shared.limits.inline_nodes;
-        let first =
-            with_thread_solver(|solver| search(shared, solver, &job, inline, deadline, &|| false))?;
+        let first = with_thread_solver(|solver| {
+            Ok::<_, Failure>(
+                match search(shared, solver, &job, inline, deadline, &|| false)? {
+                    Searched::Done(answer, elapsed) => Ok((answer, elapsed)),
+                    // The search moves on as it stands: redoing its inline
+                    // nodes would cost more than copying it.
+                    Searched::Paused(elapsed) => Err((Box::new(solver.clone()), elapsed)),
+                },
+            )
+        })?;
         let (answer, elapsed) = match first {
-            Some(done) => done,
-            None => {
+            Ok(done) => done,
+            Err((mut solver, elapsed)) => {
                 let (reply, replied) = oneshot::channel();
                 let task_shared = shared.clone();
-                // The solver thread starts the search again: the inline
-                // part is cheap, and the stats stay those of one search.
-                shared.pool.submit(Box::new(move |solver| {
-                    let result = search(&task_shared, solver, &job, u64::MAX, deadline, &|| {
-                        reply.is_closed()
-                    });
+                shared.pool.submit(Box::new(move |_| {
+                    let cancelled = || reply.is_closed();
+                    let result = match slices(
+                        &task_shared,
+                        &mut solver,
+                        u64::MAX,
+                        deadline,
+                        &cancelled,
+                        elapsed,
+                    ) {
+                        Ok(Searched::Done(answer, elapsed)) => Ok((answer, elapsed)),
+                        Ok(Searched::Paused(_)) => {
+                            unreachable!("a search without a node budget finishes")
+                        }
+                        Err(failure) => Err(failure),
+                    };
                     let _ = reply.send(result);
                 }));
                 let replied = match deadline {
@@ -427,14 +445,10 @@ impl Sudoku {
                         .map_err(|_| Failure::DeadlineExceeded)?,
                 };
                 // A closed reply: the task panicked (and was logged).
-                replied
-                    .map_err(|_| Failure::Panicked)??
-                    .expect("a search without a node budget finishes")
+                replied.map_err(|_| Failure::Panicked)??
             }
         };
-        let solution = to_pb(&answer, &job, elapsed);
-        shared.gauges.count_outcome(solution.outcome());
-        Ok(solution)
+        Ok(to_pb(&answer, &job, elapsed))
     }
 
     async fn solve_unary(
@@ -475,11 +489,17 @@ impl Sudoku {
     }
 }
 
-/// Searches `job` in `solver` (restarted) in slices of `slice_nodes`,
-/// checking the deadline and `cancelled` before each. `Ok(None)` once
-/// `budget` nodes are spent with the search unfinished; otherwise the
-/// answer (incomplete when the work budget `max_nodes` ran out) and the
-/// time spent solving.
+/// How far a search got.
+enum Searched {
+    /// Finished (or out of the work budget `max_nodes`, which the answer
+    /// says), after this much solving time.
+    Done(Answer, Duration),
+    /// Unfinished when the caller's node budget ran out.
+    Paused(Duration),
+}
+
+/// Searches `job` in `solver` (restarted) for up to `budget` nodes; see
+/// [`slices`].
 fn search(
     shared: &Shared,
     solver: &mut Solver,
@@ -487,15 +507,29 @@ fn search(
     budget: u64,
     deadline: Option<Instant>,
     cancelled: &dyn Fn() -> bool,
-) -> Result<Option<(Answer, Duration)>, Failure> {
+) -> Result<Searched, Failure> {
     if shared.panic_on == Some(job.grid) {
         panic!("test hook: panic while solving {}", job.grid);
     }
-    let limits = &shared.limits;
     solver.restart(&job.grid, job.limit);
+    slices(shared, solver, budget, deadline, cancelled, Duration::ZERO)
+}
+
+/// Goes on with the search in `solver` in slices of `slice_nodes` until it
+/// is done, has run `budget` nodes in all, or the work budget is spent,
+/// checking the deadline and `cancelled` before each slice. `elapsed` is
+/// the solving time so far.
+fn slices(
+    shared: &Shared,
+    solver: &mut Solver,
+    budget: u64,
+    deadline: Option<Instant>,
+    cancelled: &dyn Fn() -> bool,
+    mut elapsed: Duration,
+) -> Result<Searched, Failure> {
+    let limits = &shared.limits;
     shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
     let _guard = SolvingGuard(&shared.gauges);
-    let mut elapsed = Duration::ZERO;
     loop {
         if past(deadline) {
             return Err(Failure::DeadlineExceeded);
@@ -505,10 +539,10 @@ fn search(
         }
         let nodes = solver.answer().stats.nodes;
         if nodes >= limits.max_nodes {
-            return Ok(Some((solver.answer(), elapsed)));
+            return Ok(done(shared, solver.answer(), elapsed));
         }
         if nodes >= budget {
-            return Ok(None);
+            return Ok(Searched::Paused(elapsed));
         }
         let step = (limits.max_nodes - nodes)
             .min(budget - nodes)
@@ -517,9 +551,16 @@ fn search(
         let progress = solver.resume(step);
         elapsed += started.elapsed();
         if progress != Progress::Paused {
-            return Ok(Some((solver.answer(), elapsed)));
+            return Ok(done(shared, solver.answer(), elapsed));
         }
     }
+}
+
+/// A finished search, counted by outcome while it still counts as solving,
+/// so a puzzle is never counted after the solving gauge says it stopped.
+fn done(shared: &Shared, answer: Answer, elapsed: Duration) -> Searched {
+    shared.gauges.count_outcome(outcome(&answer));
+    Searched::Done(answer, elapsed)
 }
 
 /// Answers the items of one batch message in order, on the calling
@@ -548,13 +589,10 @@ fn answer_items(
                     search(shared, solver, &job, u64::MAX, deadline, cancelled)
                 }));
                 match searched {
-                    Ok(Ok(answer)) => {
-                        let (answer, elapsed) =
-                            answer.expect("a search without a node budget finishes");
-                        let solution = to_pb(&answer, &job, elapsed);
-                        shared.gauges.count_outcome(solution.outcome());
-                        Ok(solution)
+                    Ok(Ok(Searched::Paused(_))) => {
+                        unreachable!("a search without a node budget finishes")
                     }
+                    Ok(Ok(Searched::Done(answer, elapsed))) => Ok(to_pb(&answer, &job, elapsed)),
                     Ok(Err(failure)) => Err(failure),
                     Err(_) => Err(Failure::Panicked),
                 }
