@@ -13,11 +13,12 @@
 //! | `sudoku_batch_messages_total` | counter | SolveBatch request messages answered |
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context;
+use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use tonic::Code;
 
@@ -67,24 +68,63 @@ pub fn spawn_publisher(gauges: Arc<Gauges>) {
     });
 }
 
+/// One method's call metrics, registered on first use and kept: looking
+/// a metric up by name and labels on every call costs a label allocation,
+/// a hash and a registry lock each time.
+struct MethodMetrics {
+    method: &'static str,
+    started: Counter,
+    /// By `grpc_code`, indexed by the code's number, registered when first seen.
+    handled: [OnceLock<Counter>; 17],
+    seconds: Histogram,
+}
+
+impl MethodMetrics {
+    fn new(method: &'static str) -> MethodMetrics {
+        MethodMetrics {
+            method,
+            started: metrics::counter!("grpc_server_started_total", "grpc_method" => method),
+            handled: std::array::from_fn(|_| OnceLock::new()),
+            seconds: metrics::histogram!("grpc_server_handling_seconds", "grpc_method" => method),
+        }
+    }
+}
+
+/// The metrics of `method` (`Solve` or `SolveBatch`). Handles taken before
+/// [`install`] would stay no-ops, but the server installs the recorder
+/// before it accepts a call.
+fn method_metrics(method: &'static str) -> &'static MethodMetrics {
+    static SOLVE: OnceLock<MethodMetrics> = OnceLock::new();
+    static SOLVE_BATCH: OnceLock<MethodMetrics> = OnceLock::new();
+    let cell = match method {
+        "Solve" => &SOLVE,
+        "SolveBatch" => &SOLVE_BATCH,
+        other => unreachable!("no metrics for method {other}"),
+    };
+    cell.get_or_init(|| MethodMetrics::new(method))
+}
+
 /// A call started.
 pub fn call_started(method: &'static str) {
-    metrics::counter!("grpc_server_started_total", "grpc_method" => method).increment(1);
+    method_metrics(method).started.increment(1);
 }
 
 /// A call ended with `code` after `elapsed`.
 pub fn call_handled(method: &'static str, code: Code, elapsed: Duration) {
-    metrics::counter!(
-        "grpc_server_handled_total",
-        "grpc_method" => method,
-        "grpc_code" => code_name(code)
-    )
-    .increment(1);
-    metrics::histogram!("grpc_server_handling_seconds", "grpc_method" => method)
-        .record(elapsed.as_secs_f64());
+    let m = method_metrics(method);
+    let slot = (code as usize).min(m.handled.len() - 1);
+    m.handled[slot]
+        .get_or_init(|| {
+            metrics::counter!(
+                "grpc_server_handled_total",
+                "grpc_method" => m.method,
+                "grpc_code" => code_name(code)
+            )
+        })
+        .increment(1);
+    m.seconds.record(elapsed.as_secs_f64());
 }
 
-/// The canonical upper-case name of a gRPC code.
 pub fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
