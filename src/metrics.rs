@@ -13,8 +13,8 @@
 //! | `sudoku_batch_messages_total` | counter | SolveBatch request messages answered |
 
 use std::net::SocketAddr;
-use std::sync::{Arc, OnceLock};
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context;
