@@ -34,7 +34,7 @@ pub const MAX_SOLUTIONS_LIMIT: u32 = 1_000_000;
 pub struct Limits {
     /// Work budget per puzzle, in search nodes.
     pub max_nodes: u64,
-    /// Nodes solved between deadline/cancellation checks and yields.
+    /// Nodes solved between deadline/cancellation checks.
     pub slice_nodes: u64,
     /// Unary calls and batch messages solved at once, server-wide.
     pub max_in_flight: usize,
@@ -755,10 +755,10 @@ impl SudokuService for Sudoku {
                         false
                     };
                     // When the client leaves or the deadline passes, the
-                    // worker stops at the solver's next yield (one slice),
-                    // wherever it is: solving, waiting for a permit or a
-                    // slot, or blocked on a full response channel. Dropping
-                    // `work` drops the solver and its messages.
+                    // worker stops at once, wherever it is: waiting for a
+                    // permit, for its message's solver task, or on a full
+                    // response channel. Dropping `work` closes the task's
+                    // reply, so the solver thread stops at its next slice.
                     tokio::select! {
                         expired = work => expired,
                         _ = tx.closed() => false,
