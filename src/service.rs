@@ -422,20 +422,15 @@ impl Sudoku {
                 let task_shared = shared.clone();
                 shared.pool.submit(Box::new(move |_| {
                     let cancelled = || reply.is_closed();
-                    let result = match slices(
+                    let result = slices(
                         &task_shared,
                         &mut solver,
                         u64::MAX,
                         deadline,
                         &cancelled,
                         elapsed,
-                    ) {
-                        Ok(Searched::Done(answer, elapsed)) => Ok((answer, elapsed)),
-                        Ok(Searched::Paused(_)) => {
-                            unreachable!("a search without a node budget finishes")
-                        }
-                        Err(failure) => Err(failure),
-                    };
+                    )
+                    .map(Searched::finished);
                     let _ = reply.send(result);
                 }));
                 let replied = match deadline {
@@ -496,6 +491,17 @@ enum Searched {
     Done(Answer, Duration),
     /// Unfinished when the caller's node budget ran out.
     Paused(Duration),
+}
+
+impl Searched {
+    /// The answer and solving time of a search run without a node budget,
+    /// which always finishes.
+    fn finished(self) -> (Answer, Duration) {
+        match self {
+            Searched::Done(answer, elapsed) => (answer, elapsed),
+            Searched::Paused(_) => unreachable!("a search without a node budget finishes"),
+        }
+    }
 }
 
 /// Searches `job` in `solver` (restarted) for up to `budget` nodes; see
@@ -589,10 +595,10 @@ fn answer_items(
                     search(shared, solver, &job, u64::MAX, deadline, cancelled)
                 }));
                 match searched {
-                    Ok(Ok(Searched::Paused(_))) => {
-                        unreachable!("a search without a node budget finishes")
+                    Ok(Ok(searched)) => {
+                        let (answer, elapsed) = searched.finished();
+                        Ok(to_pb(&answer, &job, elapsed))
                     }
-                    Ok(Ok(Searched::Done(answer, elapsed))) => Ok(to_pb(&answer, &job, elapsed)),
                     Ok(Err(failure)) => Err(failure),
                     Err(_) => Err(Failure::Panicked),
                 }
