@@ -15,7 +15,7 @@ mod tables;
 
 use crate::grid::{CELLS, Grid};
 pub use board::Rules;
-use board::{Board, Cands, EVERY_WORD, Outcome};
+use board::{Board, Cands, NEVER_ANALYSED, Outcome, Words};
 
 /// Work the solver did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -78,6 +78,8 @@ pub struct Solver {
     rules: Rules,
     answer: Answer,
     started: bool,
+    /// The top board's words as last analysed (see `Board::new`).
+    prev: Words,
 }
 
 impl Solver {
@@ -108,6 +110,7 @@ impl Solver {
                 stats: Stats::default(),
             },
             started: false,
+            prev: NEVER_ANALYSED,
         };
         s.restart_with_rules(puzzle, max_solutions, rules);
         s
@@ -156,21 +159,16 @@ impl Solver {
             return Progress::Done;
         }
         let stop_at = self.answer.stats.nodes.saturating_add(node_budget.max(1));
-        // The words of `stack[depth]` still to analyse.
-        let mut dirty;
         if !self.started {
             self.started = true;
-            dirty = EVERY_WORD;
-        } else {
-            match self.next_child() {
-                Some(d) => dirty = d,
-                None => return Progress::Done,
-            }
+            self.prev = NEVER_ANALYSED;
+        } else if !self.next_child() {
+            return Progress::Done;
         }
         loop {
             self.answer.stats.nodes += 1;
             let top = &mut self.stack[self.depth];
-            match Board::new(&mut top.cands, dirty).propagate(rules) {
+            match Board::new(&mut top.cands, &mut self.prev).propagate(rules) {
                 Outcome::Solved => {
                     self.answer.count += 1;
                     if self.answer.solution.is_none() {
@@ -203,21 +201,20 @@ impl Solver {
             if self.answer.stats.nodes >= stop_at {
                 return Progress::Paused;
             }
-            match self.next_child() {
-                Some(d) => dirty = d,
-                None => return Progress::Done,
+            if !self.next_child() {
+                return Progress::Done;
             }
         }
     }
 
     /// Makes `stack[depth]` the board for the next untried candidate of the
-    /// top branch point and returns the words the guess changed, or `None`
-    /// (marking the search complete) when no candidate is left.
+    /// top branch point, or returns false (marking the search complete) when
+    /// no candidate is left.
     #[inline(always)]
-    fn next_child(&mut self) -> Option<u32> {
+    fn next_child(&mut self) -> bool {
         let Some(parent) = self.depth.checked_sub(1) else {
             self.answer.complete = true;
-            return None;
+            return false;
         };
         let f = &mut self.stack[parent];
         let d = if f.high_first {
@@ -234,7 +231,12 @@ impl Solver {
             let c = f.cands;
             self.stack[self.depth].cands = c;
         }
-        Some(self.stack[self.depth].cands.place(band, bit, d))
+        // The parent was analysed to a fixpoint: only what the guess
+        // changes needs analysing again.
+        let top = &mut self.stack[self.depth].cands;
+        self.prev = top.words();
+        top.place(band, bit, d);
+        true
     }
 
     /// What the search has found so far.

@@ -24,6 +24,23 @@ pub(crate) const SHRINK: [u8; 512] = {
     t
 };
 
+/// For a set of band rows (bit r = row r): the cells of those rows.
+pub(crate) const ROWS: [u32; 8] = {
+    let mut t = [0u32; 8];
+    let mut v = 0;
+    while v < 8 {
+        let mut r = 0;
+        while r < 3 {
+            if (v >> r) & 1 != 0 {
+                t[v] |= 0x1ff << (9 * r);
+            }
+            r += 1;
+        }
+        v += 1;
+    }
+    t
+};
+
 /// For the 9 bits of one band row: at most one cell set.
 pub(crate) const SINGLE: [bool; 512] = {
     let mut t = [false; 512];
