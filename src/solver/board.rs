@@ -52,8 +52,8 @@
 //! bitboards. Written from those descriptions; no code was copied.
 
 use super::tables::{
-    BAND, BOX, COLUMN, COMPLEX, EXPAND, LOCKED_COLUMNS, OTHER, OTHER_WORDS, PEERS_IN_BAND, ROWS,
-    SHRINK, SINGLE,
+    BAND, BOX, COLUMN, KEEP, LOCKED_COLUMNS, OTHER, OTHER_WORDS, PEERS_IN_BAND, ROWS, SHRINK,
+    SINGLE,
 };
 use crate::grid::{CELLS, Grid};
 
@@ -295,11 +295,11 @@ impl Board<'_> {
             let s = SHRINK[(m & 0x1ff) as usize] as usize
                 | (SHRINK[((m >> 9) & 0x1ff) as usize] as usize) << 3
                 | (SHRINK[((m >> 18) & 0x1ff) as usize] as usize) << 6;
-            let keep = COMPLEX[s & 0x1ff];
+            let keep = KEEP[s & 0x1ff];
             if keep == 0 {
                 return false;
             }
-            m &= EXPAND[keep as usize & 0x1ff];
+            m &= keep;
             let locked = LOCKED_COLUMNS[((m | m >> 9 | m >> 18) & 0x1ff) as usize];
             // The same digit's words in the two other bands; the next
             // `changed` sees whether they lost anything.

@@ -114,6 +114,19 @@ pub(crate) const COMPLEX: [u16; 512] = {
     t
 };
 
+/// `COMPLEX` widened by `EXPAND`: for a minirow occupancy, the cells of the
+/// minirows that belong to a permutation pattern (0: none does). One lookup
+/// instead of two dependent ones in the band update.
+pub(crate) const KEEP: [u32; 512] = {
+    let mut t = [0u32; 512];
+    let mut v = 0;
+    while v < 512 {
+        t[v] = EXPAND[COMPLEX[v] as usize];
+        v += 1;
+    }
+    t
+};
+
 /// Columns a digit is locked to by this band. Input: the 9-bit set of
 /// columns where the digit still has a candidate in the band. A box whose
 /// candidates sit in a single column puts the digit in that column within
