@@ -13,6 +13,10 @@
 #   benches/compare-peer.sh                      # 3 rounds, every set
 #   ROUNDS=5 SETS="17_clue serg" MIN_SECS=1 benches/compare-peer.sh
 #   PEER=/path/to/run.sh benches/compare-peer.sh
+#
+# Both sides build with the same code generation flags: the peer harness
+# builds with `-C target-cpu=native` (its .cargo/config.toml), so ours does
+# too, into target/peer-flags (PEER_RUSTFLAGS overrides).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 peer="${PEER:-$repo/../shared/peers/rust-sudoku-bench/run.sh}"
@@ -22,6 +26,8 @@ sets="${SETS:-17_clue magictour forum serg}"
 [ -x "$peer" ] || { echo "compare-peer: no peer harness at $peer (set PEER)" >&2; exit 2; }
 
 cd "$repo"
+export RUSTFLAGS="${PEER_RUSTFLAGS:--C target-cpu=native}"
+export CARGO_TARGET_DIR="$repo/target/peer-flags"
 cargo bench --bench solver --no-run --quiet 2>/dev/null
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
