@@ -443,18 +443,23 @@ impl Board<'_> {
         self.branch_at(best.0, best.1)
     }
 
-    /// The bivalue cell to branch on, given each band's bivalue cells: one
-    /// of the lowest digit that has any, in the first band where it has one
-    /// (the last such cell of that band). Against the last bivalue cell in
-    /// grid order this takes 11% fewer guesses on forum hardest in any mode
-    /// (121 against 137 per puzzle) and 8% fewer counting (263 against
-    /// 287), and runs 1.14x / 1.17x there; serg 1.01x / 0.95x.
+    /// The bivalue cell to branch on, given each band's bivalue cells. The
+    /// scan goes digit by digit, band by band (the last such cell of a
+    /// band), starting from the higher digit of the last bivalue cell in
+    /// grid order, so no digit label is preferred. Against that last cell
+    /// itself, this takes 7-9% fewer guesses on forum hardest (127 against
+    /// 137 per puzzle in any mode, 262 against 287 counting) and 10-13% fewer
+    /// on top1465; 17-clue and serg within 5%.
     #[inline(always)]
     fn bivalue(&self, pairs: &[u32; 3]) -> Option<(usize, usize)> {
-        if *pairs == [0; 3] {
-            return None;
-        }
-        for d in 0..9 {
+        let last = pairs.iter().rposition(|&p| p != 0)?;
+        let x = 31 - pairs[last].leading_zeros() as usize;
+        let start = (0..9)
+            .rev()
+            .find(|&d| self.c.cand[9 * last + d] & (1 << x) != 0)
+            .unwrap_or(0);
+        for k in 0..9 {
+            let d = (start + k) % 9;
             for (band, &p) in pairs.iter().enumerate() {
                 let m = p & self.c.cand[9 * band + d];
                 if m != 0 {
@@ -462,7 +467,7 @@ impl Board<'_> {
                 }
             }
         }
-        None
+        Some((last, x))
     }
 
     #[inline]
