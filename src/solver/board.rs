@@ -97,7 +97,8 @@ impl Default for Rules {
     }
 }
 
-/// The 27 candidate words of a board, as `settle` last analysed them.
+/// The 27 candidate words of a board (`Cands::cand`, and the copy of them
+/// as `settle` last analysed them).
 pub(crate) type Words = [u32; 27];
 
 /// Words no board can have (bits above 27 set): as `Words` last analysed,
@@ -269,12 +270,6 @@ impl Board<'_> {
         Board { c, prev }
     }
 
-    /// Places digit `d` in cell `x` of `band` (see [`Cands::place`]).
-    #[inline(always)]
-    pub(crate) fn place(&mut self, band: usize, x: usize, d: usize) {
-        self.c.place(band, x, d);
-    }
-
     /// The words that changed since last analysed.
     #[inline(always)]
     fn changed(&self) -> u32 {
@@ -335,7 +330,7 @@ impl Board<'_> {
                         // Cleared by a single placed just before.
                         return false;
                     }
-                    self.place(band, x, d);
+                    self.c.place(band, x, d);
                 }
             }
         }
@@ -390,7 +385,7 @@ impl Board<'_> {
                     let hit = self.c.cand[9 * band + d] & COLUMN[c];
                     if hit != 0 {
                         if hit & self.c.unsolved[band] != 0 {
-                            self.place(band, hit.trailing_zeros() as usize, d);
+                            self.c.place(band, hit.trailing_zeros() as usize, d);
                             placed = true;
                         }
                         break;
@@ -409,7 +404,7 @@ impl Board<'_> {
                             return None;
                         }
                         if m & (m - 1) == 0 && m & self.c.unsolved[band] != 0 {
-                            self.place(band, m.trailing_zeros() as usize, d);
+                            self.c.place(band, m.trailing_zeros() as usize, d);
                             placed = true;
                         }
                     }
