@@ -177,6 +177,11 @@ fn main() {
         ("no_box_line", change(|r| r.box_line = false)),
         ("no_naked_singles", change(|r| r.naked_singles = false)),
         ("with_hidden_singles", change(|r| r.hidden_singles = true)),
+        (
+            "never_by_peers",
+            change(|r| r.branch_by_peers_after = u64::MAX),
+        ),
+        ("always_by_peers", change(|r| r.branch_by_peers_after = 0)),
     ];
 
     println!(

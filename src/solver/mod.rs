@@ -168,7 +168,8 @@ impl Solver {
         loop {
             self.answer.stats.nodes += 1;
             let top = &mut self.stack[self.depth];
-            match Board::new(&mut top.cands, &mut self.prev).propagate(rules) {
+            let hard = self.answer.stats.guesses >= rules.branch_by_peers_after;
+            match Board::new(&mut top.cands, &mut self.prev).propagate(rules, hard) {
                 Outcome::Solved => {
                     self.answer.count += 1;
                     if self.answer.solution.is_none() {
@@ -355,12 +356,13 @@ mod tests {
         assert_eq!(want.count, 1);
         let sol = want.solution.unwrap();
         assert!(sol.is_valid_solution() && p.is_kept_by(&sol));
-        for bits in 0..32u32 {
+        for bits in 0..64u32 {
             let rules = Rules {
                 row_singles: bits & 1 != 0,
                 box_line: bits & 2 != 0,
                 naked_singles: bits & 4 != 0,
                 hidden_singles: bits & 8 != 0,
+                branch_by_peers_after: if bits & 32 != 0 { 0 } else { u64::MAX },
                 generic: bits & 16 != 0,
             };
             for limit in [1, 2] {
