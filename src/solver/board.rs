@@ -58,7 +58,8 @@ use super::tables::{
 };
 use crate::grid::{CELLS, Grid};
 
-/// Which propagation rules run. [`Rules::DEFAULT`] is the set that pays
+/// Which propagation rules run, and when the search changes how it
+/// chooses a bivalue cell. [`Rules::DEFAULT`] is the set that pays
 /// for itself on the benchmark sets; switching a rule off or on is for
 /// measuring what it is worth (the engine stays correct either way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -453,7 +454,7 @@ impl Board<'_> {
     /// a wrong one dies sooner. From the start of each search, this takes
     /// 31-37% fewer guesses than `bivalue` on forum hardest (80 against 127
     /// per puzzle in any mode, 176 against 262 counting) and 22-42% fewer
-    /// on top1465 and 17-clue, but serg's quick searches ran 0.75-0.85x.
+    /// on top1465 and 17-clue, but serg's quick searches ran 0.74-0.86x.
     #[inline(always)]
     fn bivalue_by_peers(&self, pairs: &[u32; 3]) -> Option<(usize, usize)> {
         let mut best = None;
