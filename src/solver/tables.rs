@@ -179,6 +179,35 @@ pub(crate) const COLUMN: [u32; 9] = {
     t
 };
 
+/// For each cell of a band: its column (3 cells), as `COLUMN[x % 9]`
+/// without the division. Padded to 32 entries.
+pub(crate) const CELL_COLUMN: [u32; 32] = {
+    let mut t = [0u32; 32];
+    let mut x = 0;
+    while x < 27 {
+        t[x] = COLUMN[x % 9];
+        x += 1;
+    }
+    t
+};
+
+/// For a byte: each of its 8 bits as one byte (0 or 1), lowest bit first.
+pub(crate) const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut v = 0;
+    while v < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if (v >> i) & 1 != 0 {
+                t[v] |= 1 << (8 * i);
+            }
+            i += 1;
+        }
+        v += 1;
+    }
+    t
+};
+
 /// Box `b` (0..3, left to right) of a band word: 9 cells.
 pub(crate) const BOX: [u32; 3] = [0x1c0e07, 0x1c0e07 << 3, 0x1c0e07 << 6];
 
@@ -218,6 +247,16 @@ mod tests {
         assert_eq!(COMPLEX[0b111_111_001], 0b110_110_001);
         // Box 2 only in row 2: row 2 loses boxes 0 and 1.
         assert_eq!(COMPLEX[0b111_011_011], 0b100_011_011);
+    }
+
+    #[test]
+    fn cell_column_and_spread() {
+        for x in 0..27 {
+            assert_eq!(CELL_COLUMN[x], COLUMN[x % 9]);
+            assert_ne!(CELL_COLUMN[x] & (1 << x), 0);
+        }
+        assert_eq!(SPREAD[0b1000_0101], 0x0100_0000_0001_0001);
+        assert_eq!(SPREAD[255], 0x0101_0101_0101_0101);
     }
 
     #[test]
