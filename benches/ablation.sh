@@ -12,7 +12,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 first="${FIRST:-1000}"
 sets="${SETS:-17_clue magictour forum serg}"
-configs="default_generic_path no_row_singles no_box_line no_naked_singles with_hidden_singles never_by_peers always_by_peers"
+configs="default_generic_path no_row_singles no_box_line no_naked_singles no_hidden_singles always_hidden_singles never_by_peers always_by_peers"
 command -v valgrind >/dev/null || { echo "ablation: needs valgrind" >&2; exit 2; }
 cd "$repo"
 bin="$(cargo bench --bench solver --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\)).*/\1/p' | tail -1)"

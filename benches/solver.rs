@@ -176,7 +176,14 @@ fn main() {
         ("no_row_singles", change(|r| r.row_singles = false)),
         ("no_box_line", change(|r| r.box_line = false)),
         ("no_naked_singles", change(|r| r.naked_singles = false)),
-        ("with_hidden_singles", change(|r| r.hidden_singles = true)),
+        (
+            "no_hidden_singles",
+            change(|r| r.hidden_singles_after = u64::MAX),
+        ),
+        (
+            "always_hidden_singles",
+            change(|r| r.hidden_singles_after = 0),
+        ),
         (
             "never_by_peers",
             change(|r| r.branch_by_peers_after = u64::MAX),

@@ -39,13 +39,14 @@ fn check_set(name: &str, expected_count: u32) {
             // One solution: both modes must find it.
             assert_eq!(sol2, sol, "{name} #{line}");
             // The same tree, explored whole when counting, as long as the
-            // branching does not depend on the search so far. By default it
-            // switches after a number of guesses, and the two modes try
+            // rules do not depend on the search so far. By default two
+            // switch on after a number of guesses, and the two modes try
             // digits in different orders, so they reach that number at
-            // different points: pin the switch to compare trees.
+            // different points: pin the switches to compare trees.
             for after in [0, u64::MAX] {
                 let rules = Rules {
                     branch_by_peers_after: after,
+                    hidden_singles_after: after,
                     ..Rules::DEFAULT
                 };
                 let nodes = |limit| {

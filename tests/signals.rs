@@ -69,7 +69,7 @@ fn sigterm_drains_and_exits_zero() {
 }
 
 /// Search nodes of the long unary calls (the server's `--max-nodes`): the
-/// deep contradiction needs 1.56 million, so they run into the budget after
+/// deep contradiction needs 1.55 million, so they run into the budget after
 /// about 0.55 s of solving each on the development machine (longer here, two
 /// of them beside the streams on 2 workers) and answer WORK_LIMIT_REACHED.
 const LONG_NODES: &str = "1450000";

@@ -40,12 +40,14 @@
 //!   for an open digit gets it placed, found during the band update;
 //! - naked singles (`naked_singles`): bit-sliced counting over the 9 digit
 //!   words of a band finds cells with one candidate (and empty cells);
-//! - hidden singles in columns and boxes (`hidden_singles`, off by default):
-//!   run only when the cheaper rules are stuck.
+//! - hidden singles in columns and boxes (`hidden_singles_after`): once a
+//!   search has proved hard, run when the cheaper rules are stuck.
 //!
 //! The search branches on a cell with two candidates when there is one (see
 //! `Board::bivalue` for which, and `Board::bivalue_by_peers` once a search
-//! has proved hard), else on a cell with the fewest (MRV).
+//! has proved hard), else on a cell with the fewest (MRV). A search has
+//! proved hard once it has made 8 guesses: both of its hard-search rules
+//! cost more than they save on a puzzle solved in a few guesses.
 //!
 //! Inspired by public descriptions of JCZSolve / fsss2 (per-digit 81-bit
 //! candidate sets held as 3 band words of 27 bits, band-local updates with
@@ -71,11 +73,12 @@ pub struct Rules {
     pub box_line: bool,
     /// Cells with a single candidate are placed without branching.
     pub naked_singles: bool,
-    /// Hidden singles in columns (and boxes, when box-line is off), looked
-    /// for before branching. Off by default: it saves guesses, but on every
-    /// set but forum hardest its scans cost more than the guesses it saves
-    /// (ablation in the README).
-    pub hidden_singles: bool,
+    /// After this many guesses in one solve, look for hidden singles in
+    /// columns (and boxes, when box-line is off) before branching
+    /// (`u64::MAX`: never, 0: always). Their scans cost more than the
+    /// guesses they save on a puzzle solved in a few guesses (serg,
+    /// 17-clue); on a hard one they save a sixth of the guesses.
+    pub hidden_singles_after: u64,
     /// After this many guesses in one solve, branch on the bivalue cell
     /// with the most unsolved peers instead of the first one a cheap scan
     /// finds (`u64::MAX`: never). Choosing costs a few popcounts per
@@ -95,7 +98,7 @@ impl Rules {
         row_singles: true,
         box_line: true,
         naked_singles: true,
-        hidden_singles: false,
+        hidden_singles_after: 8,
         branch_by_peers_after: 8,
         generic: false,
     };
@@ -573,9 +576,9 @@ impl Board<'_> {
     }
 
     /// Applies the rules until nothing changes, then says what to do next;
-    /// `hard` says the search has made `r.branch_by_peers_after` guesses.
+    /// `guesses` is how many the search has made so far.
     #[inline(always)]
-    pub(crate) fn propagate(&mut self, r: Rules, hard: bool) -> Outcome {
+    pub(crate) fn propagate(&mut self, r: Rules, guesses: u64) -> Outcome {
         'fixpoint: loop {
             if !self.settle(r) {
                 return Outcome::Dead;
@@ -636,14 +639,14 @@ impl Board<'_> {
             if placed {
                 continue 'fixpoint;
             }
-            if r.hidden_singles {
+            if guesses >= r.hidden_singles_after {
                 match self.hidden_singles(r) {
                     None => return Outcome::Dead,
                     Some(true) => continue 'fixpoint,
                     Some(false) => {}
                 }
             }
-            let pair = if hard {
+            let pair = if guesses >= r.branch_by_peers_after {
                 self.bivalue_by_peers(&pairs)
             } else {
                 self.bivalue(&pairs)

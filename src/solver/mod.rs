@@ -168,8 +168,8 @@ impl Solver {
         loop {
             self.answer.stats.nodes += 1;
             let top = &mut self.stack[self.depth];
-            let hard = self.answer.stats.guesses >= rules.branch_by_peers_after;
-            match Board::new(&mut top.cands, &mut self.prev).propagate(rules, hard) {
+            let guesses = self.answer.stats.guesses;
+            match Board::new(&mut top.cands, &mut self.prev).propagate(rules, guesses) {
                 Outcome::Solved => {
                     self.answer.count += 1;
                     if self.answer.solution.is_none() {
@@ -361,7 +361,7 @@ mod tests {
                 row_singles: bits & 1 != 0,
                 box_line: bits & 2 != 0,
                 naked_singles: bits & 4 != 0,
-                hidden_singles: bits & 8 != 0,
+                hidden_singles_after: if bits & 8 != 0 { 0 } else { u64::MAX },
                 branch_by_peers_after: if bits & 32 != 0 { 0 } else { u64::MAX },
                 generic: bits & 16 != 0,
             };

@@ -92,7 +92,7 @@ pub const CLASSIC_SOLVED: &str =
     "534678912672195348198342567859761423426853791713924856961537284287419635345286179";
 
 /// A near-empty grid (12 givens) with no solution, where the search finds
-/// the contradiction only after about 1.56 million nodes (0.35 s on the
+/// the contradiction only after about 1.55 million nodes (0.34 s on the
 /// development machine; 2.76 million before the search learned to branch
 /// on the bivalue cell with most unsolved peers): found by a random search
 /// over few-given grids.
