@@ -663,6 +663,14 @@ impl Board<'_> {
 mod tests {
     use super::*;
 
+    /// The next value of a xorshift generator: test data, not randomness.
+    fn xorshift(seed: &mut u32) -> u32 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 17;
+        *seed ^= *seed << 5;
+        *seed
+    }
+
     /// The board of `puzzle`'s givens built given by given, as placing
     /// them would; `None` on a clash.
     fn from_givens_one_by_one(puzzle: &Grid) -> Option<Cands> {
@@ -689,12 +697,7 @@ mod tests {
         let solved =
             "534678912672195348198342567859761423426853791713924856961537284287419635345286179";
         let mut seed = 0x2545_f491_u32;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed
-        };
+        let mut next = || xorshift(&mut seed);
         let mut clashes = 0;
         for round in 0..500 {
             let mut g = Grid::from_text(solved).unwrap();
@@ -732,10 +735,8 @@ mod tests {
         for _ in 0..200 {
             let mut g = [0u8; CELLS];
             for v in &mut g {
-                seed ^= seed << 13;
-                seed ^= seed >> 17;
-                seed ^= seed << 5;
-                *v = (seed % 10) as u8 * u8::from(seed & 0x300 != 0);
+                let r = xorshift(&mut seed);
+                *v = (r % 10) as u8 * u8::from(r & 0x300 != 0);
             }
             let mut want = [0u32; 3];
             for (i, &v) in g.iter().enumerate() {
