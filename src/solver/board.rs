@@ -12,15 +12,17 @@
 //!
 //!  unsolved[band]  (27 bits)  cells not yet placed
 //!  open_rows[band] (27 bits)  bit 3*d + r: band row r has not got digit d+1 placed
-//!  prev[9 * band + d]         cand[9 * band + d] as `update` last analysed it;
-//!                             a word that differs is analysed again
+//!  changed         (27 bits)  bit 9*band + d: the word changed since `update`
+//!                             last analysed it (kept by `Board`, not saved)
 //! ```
 //!
-//! Placing a digit does not record which words it changed: `settle` finds
-//! them by comparing all 27 words with `prev` (a few vector compares), so
-//! the placements stay plain and-nots, and row singles found in one word are
-//! placed together. This cut instructions by ~30% on every set against
-//! tracking changes at each write.
+//! Each write says which words it really changed, and `settle` analyses
+//! those. Marking a word that did not change costs a whole band update
+//! (marking all 8 other words of a band for each row single ran 0.66x).
+//! Comparing all 27 words with a copy as last analysed takes 11% fewer
+//! instructions, but its wide loads wait for the narrow stores just made
+//! (the store cannot be forwarded): it ran 0.88-0.96x on every set and
+//! mode, except 17-clue any (1.01x).
 //!
 //! Invariants, kept by `place`:
 //! - a placed cell's bit is set for exactly one digit, its own, and that
@@ -110,18 +112,13 @@ impl Default for Rules {
     }
 }
 
-/// The 27 candidate words of a board (`Cands::cand`, and the copy of them
-/// as `settle` last analysed them).
-pub(crate) type Words = [u32; 27];
-
-/// Words no board can have (bits above 27 set): as `Words` last analysed,
-/// says every word of a new board must be analysed.
-pub(crate) const NEVER_ANALYSED: Words = [u32::MAX; 27];
+/// All 27 words (bit i = word i): what a new board must analyse.
+pub(crate) const ALL_WORDS: u32 = (1 << 27) - 1;
 
 /// The candidate state saved on the search stack (132 bytes).
 #[derive(Clone, Copy)]
 pub(crate) struct Cands {
-    cand: Words,
+    cand: [u32; 27],
     unsolved: [u32; 3],
     open_rows: [u32; 3],
 }
@@ -130,7 +127,8 @@ pub(crate) struct Cands {
 /// each word as last analysed.
 pub(crate) struct Board<'a> {
     pub(crate) c: &'a mut Cands,
-    prev: &'a mut Words,
+    /// The words changed since last analysed (bit i = word i).
+    changed: u32,
 }
 /// Result of propagating a board to a fixpoint.
 pub(crate) enum Outcome {
@@ -204,31 +202,38 @@ impl Cands {
     }
 
     /// Places digit `d` (0-based) in cell `x` of `band`. The caller has
-    /// checked the cell is unsolved and has `d` as a candidate. Which words
-    /// changed is not tracked here: the next `settle` compares the words
-    /// with their last analysed values.
+    /// checked the cell is unsolved and has `d` as a candidate. Returns the
+    /// words it changed (bit i = word i; `d`'s word in the band counts as
+    /// changed).
     #[inline(always)]
-    pub(crate) fn place(&mut self, band: usize, x: usize, d: usize) {
+    pub(crate) fn place(&mut self, band: usize, x: usize, d: usize) -> u32 {
         let bit = 1u32 << x;
         let base = 9 * band;
-        for w in &mut self.cand[base..base + 9] {
+        let mut changed = 0u32;
+        for (k, w) in self.cand[base..base + 9].iter_mut().enumerate() {
+            changed |= u32::from(*w & bit != 0) << k;
             *w &= !bit;
         }
         self.cand[base + d] |= bit;
-        self.place_naked(band, x, d);
+        changed << base | self.place_naked(band, x, d)
     }
 
     /// Places digit `d` in cell `x` of `band` where `d` is the cell's only
     /// candidate: no other digit holds the cell, so only the peers lose `d`.
+    /// Returns the words it changed, as `place` does.
     #[inline(always)]
-    pub(crate) fn place_naked(&mut self, band: usize, x: usize, d: usize) {
+    pub(crate) fn place_naked(&mut self, band: usize, x: usize, d: usize) -> u32 {
         self.cand[9 * band + d] &= !PEERS_IN_BAND[x & 31];
+        let mut changed = 1 << (9 * band + d);
         let col = CELL_COLUMN[x & 31];
         for o in OTHER[band] {
-            self.cand[9 * o + d] &= !col;
+            let w = &mut self.cand[9 * o + d];
+            changed |= u32::from(*w & col != 0) << (9 * o + d);
+            *w &= !col;
         }
         self.unsolved[band] &= !(1u32 << x);
         self.open_rows[band] &= !(1 << (3 * d + x / 9));
+        changed
     }
 
     /// Places digit `d` in `cells` of `band`, one cell in each of the band
@@ -236,23 +241,20 @@ impl Cands {
     /// found them hidden singles of their rows: the box-line step has then
     /// already cleared their peers for `d` (in band and, through locked
     /// columns, in the other bands), so only the other digits lose the
-    /// cells, all at once.
+    /// cells, all at once. Returns the words it changed.
     #[inline(always)]
-    fn place_row_singles(&mut self, band: usize, d: usize, rows: u32, cells: u32) {
+    fn place_row_singles(&mut self, band: usize, d: usize, rows: u32, cells: u32) -> u32 {
         let base = 9 * band;
         let own = self.cand[base + d];
-        for w in &mut self.cand[base..base + 9] {
+        let mut changed = 0u32;
+        for (k, w) in self.cand[base..base + 9].iter_mut().enumerate() {
+            changed |= u32::from(*w & cells != 0) << k;
             *w &= !cells;
         }
         self.cand[base + d] = own;
         self.unsolved[band] &= !cells;
         self.open_rows[band] &= !(rows << (3 * d));
-    }
-
-    /// The candidate words.
-    #[inline(always)]
-    pub(crate) fn words(&self) -> Words {
-        self.cand
+        (changed & !(1 << d)) << base
     }
 
     /// How many peers of cell `x` of `band` still have digit `d` (0-based)
@@ -337,22 +339,11 @@ fn given_cells(puzzle: &Grid) -> Option<[u32; 3]> {
 }
 
 impl Board<'_> {
-    /// A board to propagate, working on `c` in place; `prev` holds each
-    /// word as last analysed (a word that differs is analysed again), and is
-    /// kept up to date.
+    /// A board to propagate, working on `c` in place; `changed` holds the
+    /// words changed since last analysed ([`ALL_WORDS`] for a new board).
     #[inline(always)]
-    pub(crate) fn new<'a>(c: &'a mut Cands, prev: &'a mut Words) -> Board<'a> {
-        Board { c, prev }
-    }
-
-    /// The words that changed since last analysed.
-    #[inline(always)]
-    fn changed(&self) -> u32 {
-        let mut changed = 0u32;
-        for (i, (w, p)) in self.c.cand.iter().zip(self.prev.iter()).enumerate() {
-            changed |= u32::from(w != p) << i;
-        }
-        changed
+    pub(crate) fn new(c: &mut Cands, changed: u32) -> Board<'_> {
+        Board { c, changed }
     }
 
     /// Analyses digit-band word `i` (= 9 * band + digit). False on a
@@ -360,6 +351,7 @@ impl Board<'_> {
     #[inline(always)]
     fn update(&mut self, i: usize, r: Rules) -> bool {
         let (band, d) = (i / 9, i % 9);
+        self.changed &= !(1 << i);
         let mut m = self.c.cand[i];
         if r.box_line {
             let s = SHRINK[(m & 0x1ff) as usize] as usize
@@ -374,13 +366,14 @@ impl Board<'_> {
             // The same digit's words in the two other bands; the next
             // `changed` sees whether they lost anything.
             let [o1, o2] = OTHER_WORDS[i & 31].map(usize::from);
-            self.c.cand[o1] &= !locked;
-            self.c.cand[o2] &= !locked;
+            let (w1, w2) = (self.c.cand[o1], self.c.cand[o2]);
+            self.changed |= u32::from(w1 & locked != 0) << o1 | u32::from(w2 & locked != 0) << o2;
+            self.c.cand[o1] = w1 & !locked;
+            self.c.cand[o2] = w2 & !locked;
             self.c.cand[i] = m;
         } else if m & 0x1ff == 0 || m & (0x1ff << 9) == 0 || m & (0x1ff << 18) == 0 {
             return false;
         }
-        self.prev[i] = m;
         if r.row_singles {
             let open = (self.c.open_rows[band] >> (3 * d)) & 7;
             if open != 0 {
@@ -392,8 +385,9 @@ impl Board<'_> {
                     // The rows of a permutation pattern are in different
                     // boxes and columns: the singles of one word are not
                     // peers, and box-line already cleared their peers.
-                    self.c
-                        .place_row_singles(band, d, single, m & ROWS[single as usize]);
+                    self.changed |=
+                        self.c
+                            .place_row_singles(band, d, single, m & ROWS[single as usize]);
                     return true;
                 }
                 let mut single = single;
@@ -405,7 +399,7 @@ impl Board<'_> {
                         // Cleared by a single placed just before.
                         return false;
                     }
-                    self.c.place(band, x, d);
+                    self.changed |= self.c.place(band, x, d);
                 }
             }
         }
@@ -416,7 +410,7 @@ impl Board<'_> {
     #[inline(always)]
     fn settle(&mut self, r: Rules) -> bool {
         loop {
-            let mut changed = self.changed();
+            let mut changed = self.changed;
             if changed == 0 {
                 return true;
             }
@@ -460,7 +454,7 @@ impl Board<'_> {
                     let hit = self.c.cand[9 * band + d] & COLUMN[c];
                     if hit != 0 {
                         if hit & self.c.unsolved[band] != 0 {
-                            self.c.place(band, hit.trailing_zeros() as usize, d);
+                            self.changed |= self.c.place(band, hit.trailing_zeros() as usize, d);
                             placed = true;
                         }
                         break;
@@ -479,7 +473,7 @@ impl Board<'_> {
                             return None;
                         }
                         if m & (m - 1) == 0 && m & self.c.unsolved[band] != 0 {
-                            self.c.place(band, m.trailing_zeros() as usize, d);
+                            self.changed |= self.c.place(band, m.trailing_zeros() as usize, d);
                             placed = true;
                         }
                     }
@@ -624,7 +618,7 @@ impl Board<'_> {
                                 // Two singles of one unit want the same digit.
                                 return Outcome::Dead;
                             }
-                            self.c.place_naked(band, x, d);
+                            self.changed |= self.c.place_naked(band, x, d);
                         }
                     }
                     if singles & self.c.unsolved[band] != 0 {

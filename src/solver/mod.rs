@@ -15,7 +15,7 @@ mod tables;
 
 use crate::grid::{CELLS, Grid};
 pub use board::Rules;
-use board::{Board, Cands, NEVER_ANALYSED, Outcome, Words};
+use board::{ALL_WORDS, Board, Cands, Outcome};
 
 /// Work the solver did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -78,8 +78,8 @@ pub struct Solver {
     rules: Rules,
     answer: Answer,
     started: bool,
-    /// The top board's words as last analysed (see `Board::new`).
-    prev: Words,
+    /// The top board's words changed since last analysed (see `Board::new`).
+    pending: u32,
 }
 
 impl Solver {
@@ -110,7 +110,7 @@ impl Solver {
                 stats: Stats::default(),
             },
             started: false,
-            prev: NEVER_ANALYSED,
+            pending: ALL_WORDS,
         };
         s.restart_with_rules(puzzle, max_solutions, rules);
         s
@@ -161,7 +161,7 @@ impl Solver {
         let stop_at = self.answer.stats.nodes.saturating_add(node_budget.max(1));
         if !self.started {
             self.started = true;
-            self.prev = NEVER_ANALYSED;
+            self.pending = ALL_WORDS;
         } else if !self.next_child() {
             return Progress::Done;
         }
@@ -169,7 +169,7 @@ impl Solver {
             self.answer.stats.nodes += 1;
             let top = &mut self.stack[self.depth];
             let guesses = self.answer.stats.guesses;
-            match Board::new(&mut top.cands, &mut self.prev).propagate(rules, guesses) {
+            match Board::new(&mut top.cands, self.pending).propagate(rules, guesses) {
                 Outcome::Solved => {
                     self.answer.count += 1;
                     if self.answer.solution.is_none() {
@@ -235,8 +235,7 @@ impl Solver {
         // The parent was analysed to a fixpoint: only what the guess
         // changes needs analysing again.
         let top = &mut self.stack[self.depth].cands;
-        self.prev = top.words();
-        top.place(band, bit, d);
+        self.pending = top.place(band, bit, d);
         true
     }
 
