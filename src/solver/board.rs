@@ -241,11 +241,11 @@ impl Cands {
     /// found them hidden singles of their rows: the box-line step has then
     /// already cleared their peers for `d` (in band and, through locked
     /// columns, in the other bands), so only the other digits lose the
-    /// cells, all at once. Returns the words it changed.
+    /// cells, all at once; `d`'s word becomes `own`. Returns the words it
+    /// changed.
     #[inline(always)]
-    fn place_row_singles(&mut self, band: usize, d: usize, rows: u32, cells: u32) -> u32 {
+    fn place_row_singles(&mut self, band: usize, d: usize, own: u32, rows: u32, cells: u32) -> u32 {
         let base = 9 * band;
-        let own = self.cand[base + d];
         let mut changed = 0u32;
         for (k, w) in self.cand[base..base + 9].iter_mut().enumerate() {
             changed |= u32::from(*w & cells != 0) << k;
@@ -363,14 +363,15 @@ impl Board<'_> {
             }
             m &= keep;
             let locked = LOCKED_COLUMNS[((m | m >> 9 | m >> 18) & 0x1ff) as usize];
-            // The same digit's words in the two other bands; the next
-            // `changed` sees whether they lost anything.
+            // The same digit's words in the two other bands, marked changed
+            // if they lose anything.
             let [o1, o2] = OTHER_WORDS[i & 31].map(usize::from);
             let (w1, w2) = (self.c.cand[o1], self.c.cand[o2]);
             self.changed |= u32::from(w1 & locked != 0) << o1 | u32::from(w2 & locked != 0) << o2;
             self.c.cand[o1] = w1 & !locked;
             self.c.cand[o2] = w2 & !locked;
-            self.c.cand[i] = m;
+            // `cand[i] = m` is written last: row singles read the band's
+            // words at once (wide loads), which would wait for this store.
         } else if m & 0x1ff == 0 || m & (0x1ff << 9) == 0 || m & (0x1ff << 18) == 0 {
             return false;
         }
@@ -385,9 +386,8 @@ impl Board<'_> {
                     // The rows of a permutation pattern are in different
                     // boxes and columns: the singles of one word are not
                     // peers, and box-line already cleared their peers.
-                    self.changed |=
-                        self.c
-                            .place_row_singles(band, d, single, m & ROWS[single as usize]);
+                    let cells = m & ROWS[single as usize];
+                    self.changed |= self.c.place_row_singles(band, d, m, single, cells);
                     return true;
                 }
                 let mut single = single;
@@ -402,6 +402,9 @@ impl Board<'_> {
                     self.changed |= self.c.place(band, x, d);
                 }
             }
+        }
+        if r.box_line {
+            self.c.cand[i] = m;
         }
         true
     }
