@@ -225,17 +225,16 @@ impl Solver {
         };
         f.remaining &= !(1 << d);
         let (band, bit) = (f.band as usize, f.bit as usize);
+        // The parent was analysed to a fixpoint: only what the guess
+        // changes needs analysing again.
         if f.remaining == 0 {
             // The last candidate: the parent is not needed any more.
             self.depth = parent;
+            self.pending = f.cands.place(band, bit, d);
         } else {
-            let c = f.cands;
-            self.stack[self.depth].cands = c;
+            let (below, top) = self.stack.split_at_mut(self.depth);
+            self.pending = top[0].cands.copy_placed(&below[parent].cands, band, bit, d);
         }
-        // The parent was analysed to a fixpoint: only what the guess
-        // changes needs analysing again.
-        let top = &mut self.stack[self.depth].cands;
-        self.pending = top.place(band, bit, d);
         true
     }
 
