@@ -124,7 +124,7 @@ pub(crate) struct Cands {
 }
 
 /// The working board: candidates (held in place, on the search stack) plus
-/// each word as last analysed.
+/// which words changed since last analysed.
 pub(crate) struct Board<'a> {
     pub(crate) c: &'a mut Cands,
     /// The words changed since last analysed (bit i = word i).
