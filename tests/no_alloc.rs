@@ -11,6 +11,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use sudoku_grpc::grid::Grid;
+use sudoku_grpc::input::read_puzzles;
 use sudoku_grpc::solver::{self, Progress, Solver};
 
 struct Counting;
@@ -56,13 +57,13 @@ fn allocations_in(f: impl FnOnce()) -> u64 {
     ALLOCATIONS.with(Cell::get) - before
 }
 
+/// The puzzles of a data set, read as the CLI reads its input.
 fn load(name: &str) -> Vec<Grid> {
     let path = format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| Grid::from_text(l).unwrap_or_else(|e| panic!("{path}: {l}: {e}")))
+    read_puzzles(&text)
+        .into_iter()
+        .map(|e| e.puzzle.unwrap_or_else(|e| panic!("{path}: {e}")))
         .collect()
 }
 
