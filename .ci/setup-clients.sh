@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the other-language client tests need (tests/python_client.rs,
-# tests/node_client.rs, tests/buf.rs, tests/zstd_curl.rs, tests/scale_out.rs)
+# Installs what the other-language client tests need (tests/it/python_client.rs,
+# tests/it/node_client.rs, buf.rs, zstd_curl.rs, scale_out.rs)
 # on a fresh Debian machine, as root, without questions. Safe to run again:
 # each step is skipped when its result is already there and current.
 #

@@ -22,7 +22,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use sudoku_grpc::grid::Grid;
+use sudoku_grpc::puzzle::Grid;
 use sudoku_grpc::solver::{Progress, Rules, Solver};
 
 struct Set {

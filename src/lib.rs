@@ -2,11 +2,23 @@
 //!
 //! The crate is a library with two thin binaries: `sudoku-server` (the gRPC
 //! server) and `sudoku` (the command-line client, which can also solve
-//! in-process). The engine in [`solver`] knows nothing of gRPC; [`service`]
-//! is the only bridge between the wire types in [`pb`] and the domain types.
+//! in-process). Its parts, each a folder:
+//!
+//! | module | its job |
+//! |---|---|
+//! | [`puzzle`] | the puzzle as a value, and the text formats people write it in |
+//! | [`solver`] | the engine: bitmask state, propagation, MRV search; knows nothing of gRPC |
+//! | [`service`] | the gRPC service: handlers, conversion, the status map, streams, scheduling |
+//! | [`server`] | the server's assembly: settings, listener and drain, HTTP/2, TLS, health, reflection |
+//! | [`client`] | the `sudoku` command: connect, solve, bench |
+//! | [`telemetry`] | logs and metrics |
+//! | [`pb`] | the code generated from proto/ |
+//!
+//! The engine and the puzzle import nothing from the others; [`service`] is
+//! the only bridge between the wire types in [`pb`] and the domain types.
 //!
 //! ```
-//! use sudoku_grpc::{grid::Grid, solver};
+//! use sudoku_grpc::{puzzle::Grid, solver};
 //!
 //! let puzzle = Grid::from_text(
 //!     "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79",
@@ -14,21 +26,18 @@
 //! let solution = solver::solve(&puzzle).expect("this puzzle has a solution");
 //! assert!(solution.is_valid_solution() && puzzle.is_kept_by(&solution));
 //! assert!(solver::is_unique(&puzzle));
-//! # Ok::<(), sudoku_grpc::grid::GridError>(())
+//! # Ok::<(), sudoku_grpc::puzzle::GridError>(())
 //! ```
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
-pub mod bench;
-pub mod cli;
-pub mod config;
-pub mod grid;
-pub mod input;
-pub mod metrics;
-pub mod pool;
+pub mod client;
+pub mod puzzle;
 pub mod server;
 pub mod service;
 pub mod solver;
+pub mod telemetry;
 
 /// Code generated from proto/ by build.rs.
 pub mod pb {

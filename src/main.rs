@@ -3,8 +3,8 @@
 #![forbid(unsafe_code)]
 
 use clap::Parser;
-use sudoku_grpc::config::Config;
-use sudoku_grpc::server::{Prepared, init_tracing, shutdown_signal};
+use sudoku_grpc::server::{Config, Prepared, shutdown_signal};
+use sudoku_grpc::telemetry::init_tracing;
 
 fn main() -> anyhow::Result<()> {
     let config = Config::parse();

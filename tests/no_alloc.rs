@@ -10,8 +10,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use sudoku_grpc::grid::Grid;
-use sudoku_grpc::input::read_puzzles;
+use sudoku_grpc::puzzle::Grid;
+use sudoku_grpc::puzzle::text::read_puzzles;
 use sudoku_grpc::solver::{self, Progress, Solver};
 
 struct Counting;

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sudoku_grpc::grid::{CELLS, Grid};
+use sudoku_grpc::puzzle::{CELLS, Grid};
 use sudoku_grpc::solver::{Progress, Solver, run};
 use sudoku_grpc_fuzz::{check_answer, conflict_free};
 

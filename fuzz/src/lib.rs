@@ -1,7 +1,7 @@
 //! Checks shared by the fuzz targets. Everything here is independent of the
 //! code under test: it re-derives the rules from scratch.
 
-use sudoku_grpc::grid::{CELLS, Grid};
+use sudoku_grpc::puzzle::{CELLS, Grid};
 use sudoku_grpc::solver::Answer;
 
 /// The 27 units (rows, columns, boxes) as cell indices.
@@ -84,7 +84,7 @@ pub const SERVICE_NODES: u64 = 4_000;
 pub fn check_service(bytes: &[u8], batch: bool) {
     use prost::Message;
     use sudoku_grpc::pb;
-    use sudoku_grpc::service::{MAX_SOLUTIONS_LIMIT, fuzz_request};
+    use sudoku_grpc::service::{MAX_SOLUTIONS_LIMIT, fuzz::fuzz_request};
 
     let response = fuzz_request(bytes, batch, SERVICE_NODES);
     // The request as the handler saw it: (id, puzzle) pairs and options.

@@ -1,7 +1,7 @@
-//! `sudoku`: the command-line client. All of it lives in `sudoku_grpc::cli`.
+//! `sudoku`: the command-line client. All of it lives in `sudoku_grpc::client`.
 
 #![forbid(unsafe_code)]
 
 fn main() {
-    std::process::exit(sudoku_grpc::cli::main());
+    std::process::exit(sudoku_grpc::client::main());
 }

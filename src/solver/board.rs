@@ -60,7 +60,7 @@ use super::tables::{
     BAND, BOX, CELL_COLUMN, COLUMN, EXPAND, KEEP, LOCKED_COLUMNS, OTHER, OTHER_WORDS,
     PEERS_IN_BAND, ROWS, SHRINK, SINGLE, SPREAD,
 };
-use crate::grid::{CELLS, Grid};
+use crate::puzzle::{CELLS, Grid};
 
 /// Which propagation rules run, and when the search changes how it
 /// chooses a bivalue cell. [`Rules::DEFAULT`] is the set that pays

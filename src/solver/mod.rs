@@ -5,7 +5,7 @@
 //! search nodes and returns, so a caller can check a deadline or yield to
 //! other work between slices without threads or syscalls in the hot loop.
 //!
-//! The board representation and propagation rules live in [`board`] (its
+//! The board representation and propagation rules live in `board.rs` (its
 //! header has the bit layout); this file holds the search: an explicit stack
 //! of saved boards in a fixed array, so a `Solver` is one fixed-size value
 //! with no heap, and pausing is just returning from the loop.
@@ -13,7 +13,7 @@
 mod board;
 mod tables;
 
-use crate::grid::{CELLS, Grid};
+use crate::puzzle::{CELLS, Grid};
 pub use board::Rules;
 use board::{ALL_WORDS, Board, Cands, Outcome};
 

@@ -1,0 +1,762 @@
+//! `sudoku bench`: a load generator for a running server, through the same
+//! tonic client stack real callers use.
+//!
+//! Modes:
+//! - `unary`: `Solve` calls, `--concurrency` in flight over `--connections`
+//!   HTTP/2 connections; latency per call.
+//! - `stream`: `--streams` `SolveBatch` calls of `--batch` puzzles per message,
+//!   the file repeated `--repeat` times; messages are built lazily as the
+//!   transport asks for them (memory is bounded by the messages in flight, not
+//!   the repeated input); latency per message round trip; every id must come
+//!   back exactly once, in a response that answers exactly its message.
+//! - `health`: `grpc.health.v1.Health/Check` at the same concurrency: the
+//!   no-op baseline for Solve.
+//!
+//! With `--server-pid` it reads the server's CPU time (/proc/PID/stat,
+//! utime+stime) before and after, its lifetime peak RSS (/proc/PID/status
+//! VmHWM), and the peak of its RSS during this run (VmRSS sampled every
+//! 10 ms); the client's own CPU and peak RSS are always printed. The last line of the
+//! report is `BENCH key=value ...` for scripts.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use hdrhistogram::Histogram;
+use tokio_stream::StreamExt;
+use tonic::Code;
+use tonic::transport::Channel;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+use super::connect::connect;
+use crate::pb;
+use crate::pb::sudoku_service_client::SudokuServiceClient;
+use crate::puzzle::Grid;
+use crate::puzzle::text::read_puzzles;
+
+/// What to drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Solve calls at --concurrency over --connections.
+    Unary,
+    /// SolveBatch streams (--streams) of --batch puzzles per message.
+    Stream,
+    /// grpc.health.v1 Check at --concurrency: the no-op baseline.
+    Health,
+}
+
+/// Arguments of `sudoku bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Puzzle file (any format `sudoku solve` reads); not used by --mode health.
+    file: Option<PathBuf>,
+    /// Server to load (only 127.0.0.1 in the benchmark script).
+    #[arg(long, env = "SUDOKU_SERVER", default_value = "http://127.0.0.1:50051")]
+    server: String,
+    /// What to drive.
+    #[arg(long, value_enum, default_value = "unary")]
+    mode: Mode,
+    /// Calls in flight at once (unary, health).
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// HTTP/2 connections; calls and streams are spread over them round-robin.
+    #[arg(long, default_value_t = 4)]
+    connections: usize,
+    /// Stop starting calls (or sending messages) after this many seconds.
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Stop after this many calls (unary, health). Without --duration or
+    /// --requests: one pass over the file times --repeat (unary), 5 s (health).
+    #[arg(long)]
+    requests: Option<u64>,
+    /// SolveBatch streams at once (stream).
+    #[arg(long, default_value_t = 1)]
+    streams: usize,
+    /// Puzzles per SolveBatch request message (stream).
+    #[arg(long, default_value_t = 64)]
+    batch: usize,
+    /// Send the file this many times over (stream; unary default count).
+    #[arg(long, default_value_t = 1)]
+    repeat: u64,
+    /// Check that every solution is valid and keeps the puzzle's givens.
+    #[arg(long)]
+    verify: bool,
+    /// The server's process id, to report its CPU time and peak RSS.
+    #[arg(long)]
+    server_pid: Option<u32>,
+    /// Send grids as 81 integers (Grid.cells) instead of text.
+    #[arg(long)]
+    cells: bool,
+    /// After a failed unary call, wait this long before the next one, as a
+    /// client backing off from RESOURCE_EXHAUSTED would (0: retry at once).
+    #[arg(long, default_value_t = 0)]
+    backoff_ms: u64,
+}
+
+/// Hard ceiling on a run, whatever the flags say.
+const MAX_RUN: Duration = Duration::from_secs(3600);
+
+/// What one worker (a unary caller or a stream) saw.
+struct Tally {
+    /// Latency in microseconds of each successful call or message round trip.
+    hist: Histogram<u64>,
+    /// Latency in microseconds of each failed unary or health call: shed
+    /// calls must fail fast.
+    err_hist: Histogram<u64>,
+    /// Successful calls (unary/health) or messages (stream).
+    calls: u64,
+    /// Puzzles answered with a solution (or health answers).
+    answered: u64,
+    /// Call statuses other than OK, by code; per-item errors as "item CODE".
+    errors: BTreeMap<String, u64>,
+    /// Answers that are not a checked solution, by reason.
+    bad: BTreeMap<String, u64>,
+    /// Solutions checked with --verify.
+    verified: u64,
+    /// Sum of the server's SolveStats.solve_time_us over the answers.
+    solve_us: u64,
+    /// Sum of SolveStats.nodes over the answers.
+    nodes: u64,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            hist: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
+            err_hist: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
+            calls: 0,
+            answered: 0,
+            errors: BTreeMap::new(),
+            bad: BTreeMap::new(),
+            verified: 0,
+            solve_us: 0,
+            nodes: 0,
+        }
+    }
+
+    fn record(&mut self, started: Instant) {
+        let us = started.elapsed().as_micros() as u64;
+        self.hist.saturating_record(us.max(1));
+    }
+
+    fn failed(&mut self, started: Instant, what: String) {
+        let us = started.elapsed().as_micros() as u64;
+        self.err_hist.saturating_record(us.max(1));
+        self.error(what);
+    }
+
+    fn error(&mut self, what: String) {
+        *self.errors.entry(what).or_default() += 1;
+    }
+
+    fn bad(&mut self, what: String) {
+        *self.bad.entry(what).or_default() += 1;
+    }
+
+    fn merge(&mut self, other: Tally) {
+        let _ = self.hist.add(&other.hist);
+        let _ = self.err_hist.add(&other.err_hist);
+        self.calls += other.calls;
+        self.answered += other.answered;
+        self.verified += other.verified;
+        self.solve_us += other.solve_us;
+        self.nodes += other.nodes;
+        for (k, v) in other.errors {
+            *self.errors.entry(k).or_default() += v;
+        }
+        for (k, v) in other.bad {
+            *self.bad.entry(k).or_default() += v;
+        }
+    }
+
+    /// Checks one answer to `puzzle`; counts it as answered or bad.
+    fn check(&mut self, puzzle: &Grid, solution: Option<&pb::Solution>, verify: bool) {
+        let Some(s) = solution else {
+            self.bad("response without a solution".into());
+            return;
+        };
+        if let Some(stats) = &s.stats {
+            self.solve_us += stats.solve_time_us;
+            self.nodes += stats.nodes;
+        }
+        if s.outcome() != pb::Outcome::Solved {
+            self.bad(format!("outcome {}", s.outcome().as_str_name()));
+            return;
+        }
+        self.answered += 1;
+        if !verify {
+            return;
+        }
+        let grid = s.grid.as_ref().map(|g| {
+            if g.text.is_empty() {
+                Grid::from_cells(&g.cells)
+            } else {
+                Grid::from_text(&g.text)
+            }
+        });
+        match grid {
+            Some(Ok(g)) if g.is_valid_solution() && puzzle.is_kept_by(&g) => self.verified += 1,
+            Some(Ok(g)) if !g.is_valid_solution() => self.bad("invalid solution".into()),
+            Some(Ok(_)) => self.bad("solution does not keep the givens".into()),
+            Some(Err(e)) => self.bad(format!("unreadable solution grid: {e}")),
+            None => self.bad("solved without a grid".into()),
+        }
+    }
+}
+
+fn code_name(code: Code) -> String {
+    format!("{code:?}")
+}
+
+/// CPU seconds (user + system) of a process, from /proc/PID/stat.
+fn cpu_seconds(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: skip past it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Field 3 (state) is fields[0]; utime is field 14, stime field 15.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    // USER_HZ is 100 on every Linux ABI.
+    Some((utime + stime) as f64 / 100.0)
+}
+
+/// A line of /proc/PID/status, such as VmHWM, in kB.
+fn status_kb(pid: &str, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The puzzles of the file, as wire grids, with their parsed form.
+struct Corpus {
+    grids: Vec<Grid>,
+    wire: Vec<pb::Grid>,
+}
+
+impl Corpus {
+    fn load(file: &Option<PathBuf>, cells: bool) -> anyhow::Result<Corpus> {
+        let Some(path) = file else {
+            bail!("this mode needs a puzzle file");
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let entries = read_puzzles(&text);
+        let mut grids = Vec::with_capacity(entries.len());
+        for e in &entries {
+            match &e.puzzle {
+                Ok(g) => grids.push(*g),
+                Err(msg) => eprintln!("skipping unreadable puzzle: {msg}"),
+            }
+        }
+        if grids.is_empty() {
+            bail!("no puzzles in {}", path.display());
+        }
+        let wire = grids
+            .iter()
+            .map(|g| {
+                if cells {
+                    pb::Grid {
+                        text: String::new(),
+                        cells: g.to_cells(),
+                    }
+                } else {
+                    pb::Grid {
+                        text: g.to_text(),
+                        cells: Vec::new(),
+                    }
+                }
+            })
+            .collect();
+        Ok(Corpus { grids, wire })
+    }
+
+    fn len(&self) -> u64 {
+        self.grids.len() as u64
+    }
+}
+
+/// When to stop: after `limit` calls (or puzzles) or at `end`.
+#[derive(Clone, Copy)]
+struct Bound {
+    limit: u64,
+    end: Instant,
+}
+
+impl Bound {
+    fn over(&self, n: u64) -> bool {
+        n >= self.limit || Instant::now() >= self.end
+    }
+}
+
+/// Runs `sudoku bench`; returns the exit code (1 when any call or answer went wrong).
+pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
+    if args.connections == 0 || args.concurrency == 0 || args.streams == 0 || args.batch == 0 {
+        bail!("--connections, --concurrency, --streams and --batch must be at least 1");
+    }
+    let corpus = match args.mode {
+        Mode::Health => None,
+        _ => Some(Arc::new(Corpus::load(&args.file, args.cells)?)),
+    };
+    let mut channels = Vec::with_capacity(args.connections);
+    for _ in 0..args.connections {
+        channels.push(connect(&args.server).await?);
+    }
+    let duration = match args.duration {
+        Some(d) if d.is_finite() && d > 0.0 => Duration::from_secs_f64(d).min(MAX_RUN),
+        Some(d) => bail!("--duration must be a positive number of seconds, not {d}"),
+        None => MAX_RUN,
+    };
+    let default_limit = match (&corpus, args.duration) {
+        (_, Some(_)) => u64::MAX,
+        (Some(c), None) => c.len().saturating_mul(args.repeat.max(1)),
+        (None, None) => u64::MAX,
+    };
+    let duration =
+        if args.mode == Mode::Health && args.duration.is_none() && args.requests.is_none() {
+            Duration::from_secs(5)
+        } else {
+            duration
+        };
+
+    let server_pid = args.server_pid.map(|p| p.to_string());
+    let server_cpu0 = server_pid.as_deref().and_then(cpu_seconds);
+    // VmHWM is the peak over the server's whole life; this is the peak
+    // during this run, so runs on one server can be compared.
+    let rss_peak = Arc::new(AtomicU64::new(0));
+    let sampler = server_pid.clone().map(|pid| {
+        let peak = rss_peak.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(10));
+            loop {
+                tick.tick().await;
+                if let Some(kb) = status_kb(&pid, "VmRSS") {
+                    peak.fetch_max(kb, Ordering::Relaxed);
+                }
+            }
+        })
+    });
+    let client_cpu0 = cpu_seconds("self");
+    let started = Instant::now();
+    let bound = Bound {
+        limit: match args.mode {
+            Mode::Stream => corpus
+                .as_ref()
+                .map_or(0, |c| c.len().saturating_mul(args.repeat.max(1))),
+            _ => args.requests.unwrap_or(default_limit),
+        },
+        end: started + duration,
+    };
+
+    let (tally, extra) = match args.mode {
+        Mode::Unary | Mode::Health => {
+            let next = Arc::new(AtomicU64::new(0));
+            let mut tasks = tokio::task::JoinSet::new();
+            for w in 0..args.concurrency {
+                let channel = channels[w % channels.len()].clone();
+                let next = next.clone();
+                let corpus = corpus.clone();
+                let verify = args.verify;
+                match args.mode {
+                    Mode::Unary => tasks.spawn(unary_worker(
+                        channel,
+                        corpus.expect("unary has a corpus"),
+                        next,
+                        bound,
+                        verify,
+                        Duration::from_millis(args.backoff_ms),
+                    )),
+                    _ => tasks.spawn(health_worker(channel, next, bound)),
+                };
+            }
+            let mut tally = Tally::new();
+            while let Some(t) = tasks.join_next().await {
+                tally.merge(t?);
+            }
+            (tally, String::new())
+        }
+        Mode::Stream => {
+            let corpus = corpus.expect("stream has a corpus");
+            let sent = Arc::new(AtomicU64::new(0));
+            let mut tasks = tokio::task::JoinSet::new();
+            for s in 0..args.streams {
+                let channel = channels[s % channels.len()].clone();
+                tasks.spawn(stream_worker(
+                    channel,
+                    corpus.clone(),
+                    StreamPlan {
+                        index: s as u64,
+                        streams: args.streams as u64,
+                        batch: args.batch as u64,
+                        bound,
+                    },
+                    sent.clone(),
+                    args.verify,
+                ));
+            }
+            let mut tally = Tally::new();
+            while let Some(t) = tasks.join_next().await {
+                tally.merge(t?);
+            }
+            let sent = sent.load(Ordering::Relaxed);
+            let answered_once = tally.answered
+                + tally.bad.values().sum::<u64>()
+                + tally
+                    .errors
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("item "))
+                    .map(|(_, v)| v)
+                    .sum::<u64>();
+            if answered_once != sent {
+                tally.bad(format!(
+                    "ids sent {sent} but answered {answered_once}: not exactly once"
+                ));
+            }
+            (tally, format!(" sent_puzzles={sent}"))
+        }
+    };
+    let wall = started.elapsed().as_secs_f64();
+    let server_cpu1 = server_pid.as_deref().and_then(cpu_seconds);
+    if let Some(sampler) = sampler {
+        sampler.abort();
+    }
+    if let Some(kb) = server_pid.as_deref().and_then(|p| status_kb(p, "VmRSS")) {
+        rss_peak.fetch_max(kb, Ordering::Relaxed);
+    }
+    let client_cpu1 = cpu_seconds("self");
+
+    // The report.
+    let what = match args.mode {
+        Mode::Unary => "Solve calls",
+        Mode::Stream => "SolveBatch puzzles",
+        Mode::Health => "Health/Check calls",
+    };
+    let units = if args.mode == Mode::Stream {
+        tally.answered
+    } else {
+        tally.calls
+    };
+    let rate = units as f64 / wall;
+    let q = |p: f64| tally.hist.value_at_quantile(p);
+    println!(
+        "mode {:?} | {} | connections {} | {}",
+        args.mode,
+        args.file
+            .as_ref()
+            .map_or("(no file)".to_string(), |p| p.display().to_string()),
+        args.connections,
+        match args.mode {
+            Mode::Stream => format!(
+                "streams {} batch {} repeat {}",
+                args.streams, args.batch, args.repeat
+            ),
+            _ => format!("concurrency {}", args.concurrency),
+        }
+    );
+    println!("  {what}: {units} in {wall:.3} s = {rate:.0}/s");
+    println!(
+        "  latency per {} (us): p50 {} p99 {} p999 {} max {} (n={})",
+        if args.mode == Mode::Stream {
+            "message round trip"
+        } else {
+            "call"
+        },
+        q(0.5),
+        q(0.99),
+        q(0.999),
+        tally.hist.max(),
+        tally.hist.len()
+    );
+    if tally.errors.is_empty() {
+        println!("  errors: none");
+    } else {
+        let list: Vec<String> = tally
+            .errors
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        println!("  errors: {}", list.join(", "));
+    }
+    if !tally.err_hist.is_empty() {
+        let e = |p: f64| tally.err_hist.value_at_quantile(p);
+        println!(
+            "  latency per failed call (us): p50 {} p99 {} max {} (n={})",
+            e(0.5),
+            e(0.99),
+            tally.err_hist.max(),
+            tally.err_hist.len()
+        );
+    }
+    if !tally.bad.is_empty() {
+        let list: Vec<String> = tally.bad.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        println!("  bad answers: {}", list.join(", "));
+    }
+    if args.verify {
+        println!("  verified solutions: {}", tally.verified);
+    }
+    if args.mode != Mode::Health {
+        // Solver time as the server reports it: server CPU per puzzle minus
+        // this is what the RPC path costs.
+        let per = |x: u64| x as f64 / units.max(1) as f64;
+        println!(
+            "  server solve time (SolveStats): {:.1} us per puzzle, {:.0} nodes per puzzle",
+            per(tally.solve_us),
+            per(tally.nodes)
+        );
+    }
+    let mode = format!("{:?}", args.mode).to_lowercase();
+    let mut kv = format!(
+        "BENCH mode={mode} rate={rate:.1} units={units} wall_s={wall:.3} p50_us={} p99_us={} p999_us={} max_us={} errors={} bad={}{extra}",
+        q(0.5),
+        q(0.99),
+        q(0.999),
+        tally.hist.max(),
+        tally.errors.values().sum::<u64>(),
+        tally.bad.values().sum::<u64>(),
+    );
+    if !tally.err_hist.is_empty() {
+        kv += &format!(
+            " err_p50_us={} err_p99_us={}",
+            tally.err_hist.value_at_quantile(0.5),
+            tally.err_hist.value_at_quantile(0.99)
+        );
+    }
+    if args.mode != Mode::Health {
+        kv += &format!(
+            " solve_us_per_unit={:.1} nodes_per_unit={:.0}",
+            tally.solve_us as f64 / units.max(1) as f64,
+            tally.nodes as f64 / units.max(1) as f64
+        );
+    }
+    if let (Some(a), Some(b)) = (server_cpu0, server_cpu1) {
+        let cpu = b - a;
+        let pid = server_pid.as_deref().unwrap_or_default();
+        let hwm = status_kb(pid, "VmHWM").unwrap_or(0);
+        let run_peak = rss_peak.load(Ordering::Relaxed);
+        println!(
+            "  server cpu: {cpu:.2} s = {:.0}% of a core, {:.1} us per unit; peak RSS during the run {run_peak} kB, lifetime (VmHWM) {hwm} kB",
+            100.0 * cpu / wall,
+            1e6 * cpu / units.max(1) as f64,
+        );
+        kv += &format!(
+            " server_cpu_pct={:.0} server_us_per_unit={:.1} server_rss_peak_kb={run_peak} server_hwm_kb={hwm}",
+            100.0 * cpu / wall,
+            1e6 * cpu / units.max(1) as f64
+        );
+    } else if server_pid.is_some() {
+        println!(
+            "  server cpu: cannot read /proc/{}/stat",
+            server_pid.unwrap_or_default()
+        );
+    }
+    if let (Some(a), Some(b)) = (client_cpu0, client_cpu1) {
+        let cpu = b - a;
+        let hwm = status_kb("self", "VmHWM").unwrap_or(0);
+        println!(
+            "  client cpu: {cpu:.2} s = {:.0}% of a core, {:.1} us per unit; own peak RSS {} kB",
+            100.0 * cpu / wall,
+            1e6 * cpu / units.max(1) as f64,
+            hwm
+        );
+        kv += &format!(
+            " client_cpu_pct={:.0} client_us_per_unit={:.1} client_hwm_kb={hwm}",
+            100.0 * cpu / wall,
+            1e6 * cpu / units.max(1) as f64
+        );
+    }
+    println!("{kv}");
+    Ok(if tally.errors.is_empty() && tally.bad.is_empty() {
+        0
+    } else {
+        1
+    })
+}
+
+async fn unary_worker(
+    channel: Channel,
+    corpus: Arc<Corpus>,
+    next: Arc<AtomicU64>,
+    bound: Bound,
+    verify: bool,
+    backoff: Duration,
+) -> Tally {
+    let mut client = SudokuServiceClient::new(channel);
+    let mut tally = Tally::new();
+    loop {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        if bound.over(n) {
+            break;
+        }
+        let i = (n % corpus.len()) as usize;
+        let request = pb::SolveRequest {
+            puzzle: Some(corpus.wire[i].clone()),
+            options: None,
+        };
+        let t = Instant::now();
+        match client.solve(request).await {
+            Ok(reply) => {
+                tally.record(t);
+                tally.calls += 1;
+                let reply = reply.into_inner();
+                tally.check(&corpus.grids[i], reply.solution.as_ref(), verify);
+            }
+            Err(status) => {
+                tally.failed(t, code_name(status.code()));
+                if !backoff.is_zero() {
+                    tokio::time::sleep(backoff).await;
+                }
+            }
+        }
+    }
+    tally
+}
+
+async fn health_worker(channel: Channel, next: Arc<AtomicU64>, bound: Bound) -> Tally {
+    let mut client = HealthClient::new(channel);
+    let mut tally = Tally::new();
+    loop {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        if bound.over(n) {
+            break;
+        }
+        let t = Instant::now();
+        match client
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+        {
+            Ok(_) => {
+                tally.record(t);
+                tally.calls += 1;
+                tally.answered += 1;
+            }
+            Err(status) => tally.failed(t, code_name(status.code())),
+        }
+    }
+    tally
+}
+
+/// Which messages one stream sends: message k (ids k*batch ..) for every
+/// k = index + j*streams until the bound.
+#[derive(Clone, Copy)]
+struct StreamPlan {
+    index: u64,
+    streams: u64,
+    batch: u64,
+    bound: Bound,
+}
+
+/// Messages sent and not yet answered: message number to (send time, items).
+type InFlight = Arc<Mutex<HashMap<u64, (Instant, u64)>>>;
+
+async fn stream_worker(
+    channel: Channel,
+    corpus: Arc<Corpus>,
+    plan: StreamPlan,
+    sent: Arc<AtomicU64>,
+    verify: bool,
+) -> Tally {
+    let mut tally = Tally::new();
+    let mut client = SudokuServiceClient::new(channel).max_decoding_message_size(64 << 20);
+    let in_flight: InFlight = Arc::new(Mutex::new(HashMap::new()));
+    // Built one message at a time when the transport polls for it; the
+    // send time is taken then, so the round trip includes any wait for
+    // HTTP/2 flow control and the server's window.
+    let outbound = {
+        let in_flight = in_flight.clone();
+        let corpus = corpus.clone();
+        futures::stream::unfold(plan.index, move |k| {
+            let in_flight = in_flight.clone();
+            let corpus = corpus.clone();
+            let sent = sent.clone();
+            async move {
+                let first = k.checked_mul(plan.batch)?;
+                if plan.bound.over(first) {
+                    return None;
+                }
+                let last = (first + plan.batch).min(plan.bound.limit);
+                let items = (first..last)
+                    .map(|id| pb::BatchItem {
+                        id,
+                        puzzle: Some(corpus.wire[(id % corpus.len()) as usize].clone()),
+                    })
+                    .collect();
+                sent.fetch_add(last - first, Ordering::Relaxed);
+                in_flight
+                    .lock()
+                    .expect("not poisoned")
+                    .insert(k, (Instant::now(), last - first));
+                Some((
+                    pb::SolveBatchRequest {
+                        items,
+                        options: None,
+                    },
+                    k + plan.streams,
+                ))
+            }
+        })
+    };
+    let mut responses = match client.solve_batch(outbound).await {
+        Ok(r) => r.into_inner(),
+        Err(status) => {
+            tally.error(code_name(status.code()));
+            return tally;
+        }
+    };
+    loop {
+        let msg = match responses.next().await {
+            None => break,
+            Some(Err(status)) => {
+                tally.error(code_name(status.code()));
+                break;
+            }
+            Some(Ok(msg)) => msg,
+        };
+        let Some(first) = msg.results.first() else {
+            tally.bad("empty response message".into());
+            continue;
+        };
+        let k = first.id / plan.batch;
+        let Some((sent_at, items)) = in_flight.lock().expect("not poisoned").remove(&k) else {
+            tally.bad("response for no message in flight (duplicate or unknown ids)".into());
+            continue;
+        };
+        tally.record(sent_at);
+        tally.calls += 1;
+        let ids_match = msg.results.len() as u64 == items
+            && msg
+                .results
+                .iter()
+                .zip(k * plan.batch..)
+                .all(|(r, id)| r.id == id);
+        if !ids_match {
+            tally.bad("response ids do not match its request message".into());
+            continue;
+        }
+        for r in &msg.results {
+            let puzzle = &corpus.grids[(r.id % corpus.len()) as usize];
+            match &r.result {
+                Some(pb::batch_result::Result::Solution(s)) => tally.check(puzzle, Some(s), verify),
+                Some(pb::batch_result::Result::Error(e)) => {
+                    tally.error(format!("item {}", code_name(Code::from_i32(e.code))))
+                }
+                None => tally.bad("result without a solution or an error".into()),
+            }
+        }
+    }
+    let left = in_flight.lock().expect("not poisoned").len();
+    if left > 0 {
+        tally.bad(format!("{left} messages never answered"));
+    }
+    tally
+}

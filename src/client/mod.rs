@@ -1,0 +1,103 @@
+//! The `sudoku` command line: `solve` puzzle files through a server or in
+//! this process, check a server's `health`, and `bench` a server.
+//!
+//! | file | its job |
+//! |---|---|
+//! | `connect.rs` | a channel to a server |
+//! | `solve.rs` | `sudoku solve` |
+//! | `bench.rs` | `sudoku bench`, the load generator |
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+
+mod bench;
+mod connect;
+mod solve;
+
+pub use connect::connect;
+
+/// Command-line client of the Sudoku service.
+#[derive(Debug, Parser)]
+#[command(name = "sudoku", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Solve puzzles from FILE (or stdin) and print the solutions in input
+    /// order, in the input's own format.
+    Solve(solve::SolveArgs),
+    /// Check a server's health (grpc.health.v1); exits 0 when SERVING.
+    Health(HealthArgs),
+    /// Load a server with Solve, SolveBatch or health calls and report
+    /// throughput, latency percentiles, errors and CPU.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct HealthArgs {
+    /// Server to ask.
+    #[arg(long, env = "SUDOKU_SERVER", default_value = "http://127.0.0.1:50051")]
+    server: String,
+    /// Service to ask about ("" = the whole server).
+    #[arg(long, default_value = "")]
+    service: String,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sudoku: cannot start the runtime: {e}");
+            return 2;
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Solve(args) => solve::run(args).await,
+            Command::Health(args) => health(args).await,
+            Command::Bench(args) => bench::run(args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        // A reader that stopped early (`| head`) is not a failure of ours.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            0
+        }
+        Err(e) => {
+            eprintln!("sudoku: {e:#}");
+            2
+        }
+    }
+}
+
+async fn health(args: HealthArgs) -> anyhow::Result<i32> {
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let mut client = HealthClient::new(connect(&args.server).await?);
+    let reply = client
+        .check(HealthCheckRequest {
+            service: args.service.clone(),
+        })
+        .await
+        .with_context(|| format!("health check of {:?} failed", args.service))?;
+    let status = reply.into_inner().status();
+    println!("{}", status.as_str_name());
+    Ok(
+        if status == tonic_health::pb::health_check_response::ServingStatus::Serving {
+            0
+        } else {
+            1
+        },
+    )
+}

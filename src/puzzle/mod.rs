@@ -1,0 +1,458 @@
+//! The puzzle as a value: parsing the two wire forms, formatting, and checking
+//! that the givens keep the rules. Errors say where: cell index, (row, column)
+//! and the offending character or value. The text formats people write
+//! puzzles in, several to a file, are in [`text`].
+//!
+//! Imports nothing from the rest of the crate.
+
+use std::fmt;
+
+pub mod text;
+
+/// Number of cells in a grid.
+pub const CELLS: usize = 81;
+
+/// A 9x9 grid in row-major order: 1-9 for a digit, 0 for a blank.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Grid(pub [u8; CELLS]);
+
+/// A cell position, for error messages: index 0-80 and its (row, column), both 0-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell(pub usize);
+
+impl Cell {
+    /// Row 0-8.
+    pub fn row(self) -> usize {
+        self.0 / 9
+    }
+    /// Column 0-8.
+    pub fn col(self) -> usize {
+        self.0 % 9
+    }
+    /// Box 0-8, row-major.
+    pub fn boxx(self) -> usize {
+        self.row() / 3 * 3 + self.col() / 3
+    }
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cell {} (row {}, column {})",
+            self.0,
+            self.row(),
+            self.col()
+        )
+    }
+}
+
+/// A row, column or box, numbered 0-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A row, 0 at the top.
+    Row(usize),
+    /// A column, 0 at the left.
+    Column(usize),
+    /// A 3x3 box, numbered row-major from the top left.
+    Box(usize),
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unit::Row(i) => write!(f, "row {i}"),
+            Unit::Column(i) => write!(f, "column {i}"),
+            Unit::Box(i) => write!(f, "box {i}"),
+        }
+    }
+}
+
+/// Why a grid could not be read or cannot be solved as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GridError {
+    /// Occurs when the text form does not have exactly 81 characters.
+    #[error("expected 81 characters, found {found}")]
+    WrongLength {
+        /// Characters found.
+        found: usize,
+    },
+    /// Occurs when the text form has a character other than '1'-'9', '.' or '0'.
+    #[error("{cell}: unexpected character {ch:?}; expected '1'-'9', '.' or '0'")]
+    BadChar {
+        /// Where.
+        cell: Cell,
+        /// The character found.
+        ch: char,
+    },
+    /// Occurs when the integer form does not have exactly 81 values.
+    #[error("expected 81 cells, found {found}")]
+    WrongCount {
+        /// Values found.
+        found: usize,
+    },
+    /// Occurs when a value of the integer form is above 9.
+    #[error("{cell}: value {value} is out of range; expected 0-9")]
+    OutOfRange {
+        /// Where.
+        cell: Cell,
+        /// The value found.
+        value: u32,
+    },
+    /// Occurs when the same digit is given twice in one row, column or box.
+    #[error("{first} and {second} both hold {digit} in {unit}")]
+    Conflict {
+        /// The unit that has the digit twice.
+        unit: Unit,
+        /// The earlier cell.
+        first: Cell,
+        /// The later cell.
+        second: Cell,
+        /// The digit.
+        digit: u8,
+    },
+}
+
+impl GridError {
+    /// The cell the error points at (the later cell of a conflict), if any.
+    pub fn cell(&self) -> Option<Cell> {
+        match self {
+            GridError::BadChar { cell, .. } | GridError::OutOfRange { cell, .. } => Some(*cell),
+            GridError::Conflict { second, .. } => Some(*second),
+            GridError::WrongLength { .. } | GridError::WrongCount { .. } => None,
+        }
+    }
+}
+
+impl Grid {
+    /// The grid with every cell blank.
+    pub const EMPTY: Grid = Grid([0; CELLS]);
+
+    /// Reads the 81-character form: '1'-'9' for digits, '.' or '0' for blanks.
+    pub fn from_text(text: &str) -> Result<Grid, GridError> {
+        let bytes = text.as_bytes();
+        // Any non-ASCII text takes the character path: 81 bytes can hold
+        // fewer than 81 characters, and a byte of a multi-byte character is
+        // not a character the user typed.
+        if bytes.len() != CELLS || !text.is_ascii() {
+            // Count characters, not bytes, so the message matches what the user typed.
+            let found = text.chars().count();
+            if found != CELLS {
+                return Err(GridError::WrongLength { found });
+            }
+            // 81 characters but some of them multi-byte: report the first
+            // character that is not a cell (there is one: a non-ASCII one).
+            let (index, ch) = text
+                .chars()
+                .enumerate()
+                .find(|(_, c)| !matches!(c, '0'..='9' | '.'))
+                .unwrap_or((0, '?'));
+            return Err(GridError::BadChar {
+                cell: Cell(index),
+                ch,
+            });
+        }
+        let mut cells = [0u8; CELLS];
+        for (i, &b) in bytes.iter().enumerate() {
+            cells[i] = match b {
+                b'1'..=b'9' => b - b'0',
+                b'.' | b'0' => 0,
+                _ => {
+                    return Err(GridError::BadChar {
+                        cell: Cell(i),
+                        ch: b as char,
+                    });
+                }
+            };
+        }
+        Ok(Grid(cells))
+    }
+
+    /// Reads the integer form: 81 values, 1-9 for digits, 0 for blanks.
+    pub fn from_cells(values: &[u32]) -> Result<Grid, GridError> {
+        if values.len() != CELLS {
+            return Err(GridError::WrongCount {
+                found: values.len(),
+            });
+        }
+        let mut cells = [0u8; CELLS];
+        for (i, &v) in values.iter().enumerate() {
+            if v > 9 {
+                return Err(GridError::OutOfRange {
+                    cell: Cell(i),
+                    value: v,
+                });
+            }
+            cells[i] = v as u8;
+        }
+        Ok(Grid(cells))
+    }
+
+    /// One pass with a used-digit mask per row, column and box: whether
+    /// every given is a digit that none of its units holds already. Most
+    /// puzzles pass; only the others are scanned unit by unit for the
+    /// first clash to name.
+    fn givens_are_consistent(&self) -> bool {
+        let (mut rows, mut cols, mut boxes) = ([0u16; 9], [0u16; 9], [0u16; 9]);
+        for (i, &d) in self.0.iter().enumerate() {
+            if d == 0 {
+                continue;
+            }
+            if d > 9 {
+                return false;
+            }
+            let bit = 1u16 << d;
+            let (r, c) = (i / 9, i % 9);
+            let b = r / 3 * 3 + c / 3;
+            if (rows[r] | cols[c] | boxes[b]) & bit != 0 {
+                return false;
+            }
+            rows[r] |= bit;
+            cols[c] |= bit;
+            boxes[b] |= bit;
+        }
+        true
+    }
+
+    /// Checks that no digit is given twice in a row, column or box; names the
+    /// first clash found, scanning rows, then columns, then boxes. A value
+    /// above 9 (the field is public, so a `Grid` can hold one) is reported as
+    /// [`GridError::OutOfRange`].
+    pub fn check_givens(&self) -> Result<(), GridError> {
+        if self.givens_are_consistent() {
+            return Ok(());
+        }
+        if let Some(i) = self.0.iter().position(|&d| d > 9) {
+            return Err(GridError::OutOfRange {
+                cell: Cell(i),
+                value: u32::from(self.0[i]),
+            });
+        }
+        for kind in 0..3 {
+            for unit in 0..9 {
+                let mut seen = [usize::MAX; 10];
+                for k in 0..9 {
+                    let idx = match kind {
+                        0 => unit * 9 + k,
+                        1 => k * 9 + unit,
+                        _ => (unit / 3 * 3 + k / 3) * 9 + unit % 3 * 3 + k % 3,
+                    };
+                    let d = self.0[idx] as usize;
+                    if d == 0 {
+                        continue;
+                    }
+                    if seen[d] != usize::MAX {
+                        let unit = match kind {
+                            0 => Unit::Row(unit),
+                            1 => Unit::Column(unit),
+                            _ => Unit::Box(unit),
+                        };
+                        let (first, second) = (seen[d].min(idx), seen[d].max(idx));
+                        return Err(GridError::Conflict {
+                            unit,
+                            first: Cell(first),
+                            second: Cell(second),
+                            digit: d as u8,
+                        });
+                    }
+                    seen[d] = idx;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of given (non-blank) cells.
+    pub fn givens(&self) -> usize {
+        self.0.iter().filter(|&&d| d != 0).count()
+    }
+
+    /// True when every cell holds a digit and every row, column and box holds
+    /// each digit once. Independent of the solver: used to check its answers.
+    pub fn is_valid_solution(&self) -> bool {
+        self.0.iter().all(|&d| (1..=9).contains(&d)) && self.check_givens().is_ok()
+    }
+
+    /// True when `solution` keeps every given of `self`.
+    pub fn is_kept_by(&self, solution: &Grid) -> bool {
+        self.0
+            .iter()
+            .zip(solution.0.iter())
+            .all(|(&g, &s)| g == 0 || g == s)
+    }
+
+    /// The 81-character form, '.' for blanks.
+    pub fn to_text(&self) -> String {
+        let mut s = String::with_capacity(CELLS);
+        self.write_text(&mut s);
+        s
+    }
+
+    /// Appends the 81-character form, '.' for blanks, to `out`.
+    pub fn write_text(&self, out: &mut String) {
+        out.extend(self.0.iter().map(|&d| digit_char(d)));
+    }
+
+    /// The integer form.
+    pub fn to_cells(&self) -> Vec<u32> {
+        self.0.iter().map(|&d| u32::from(d)).collect()
+    }
+}
+
+/// The character for a cell value: '1'-'9', '.' for a blank, and '?' for a
+/// value no parser produces (the field is public, so printing must not panic).
+pub fn digit_char(d: u8) -> char {
+    match d {
+        0 => '.',
+        1..=9 => (b'0' + d) as char,
+        _ => '?',
+    }
+}
+
+impl fmt::Display for Grid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+impl fmt::Debug for Grid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Grid({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PUZZLE: &str =
+        "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
+
+    #[test]
+    fn printing_a_grid_with_a_bad_value_does_not_panic() {
+        let mut g = Grid::EMPTY;
+        g.0[0] = 250;
+        g.0[1] = 7;
+        assert!(g.to_text().starts_with("?7."));
+    }
+
+    #[test]
+    fn reads_text_with_dots_and_zeros() {
+        let a = Grid::from_text(PUZZLE).unwrap();
+        let b = Grid::from_text(&PUZZLE.replace('.', "0")).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.0[0], 5);
+        assert_eq!(a.0[2], 0);
+        assert_eq!(a.to_text(), PUZZLE);
+    }
+
+    #[test]
+    fn wrong_length_is_counted_in_characters() {
+        assert_eq!(
+            Grid::from_text(&PUZZLE[..80]),
+            Err(GridError::WrongLength { found: 80 })
+        );
+        let accented = format!("é{}", &PUZZLE[1..]);
+        assert_eq!(
+            Grid::from_text(&accented),
+            Err(GridError::BadChar {
+                cell: Cell(0),
+                ch: 'é'
+            })
+        );
+    }
+
+    #[test]
+    fn bad_char_says_where() {
+        let mut s = PUZZLE.to_string();
+        s.replace_range(10..11, "x");
+        let err = Grid::from_text(&s).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cell 10 (row 1, column 1): unexpected character 'x'; expected '1'-'9', '.' or '0'"
+        );
+    }
+
+    #[test]
+    fn cells_out_of_range() {
+        let mut v = vec![0u32; 81];
+        v[80] = 10;
+        assert_eq!(
+            Grid::from_cells(&v),
+            Err(GridError::OutOfRange {
+                cell: Cell(80),
+                value: 10
+            })
+        );
+        assert_eq!(
+            Grid::from_cells(&v[..3]),
+            Err(GridError::WrongCount { found: 3 })
+        );
+    }
+
+    #[test]
+    fn conflicts_name_unit_and_cells() {
+        let mut g = Grid::EMPTY;
+        g.0[0] = 4;
+        g.0[8] = 4;
+        assert_eq!(
+            g.check_givens(),
+            Err(GridError::Conflict {
+                unit: Unit::Row(0),
+                first: Cell(0),
+                second: Cell(8),
+                digit: 4
+            })
+        );
+        let mut g = Grid::EMPTY;
+        g.0[4] = 7;
+        g.0[76] = 7;
+        assert!(matches!(
+            g.check_givens(),
+            Err(GridError::Conflict {
+                unit: Unit::Column(4),
+                ..
+            })
+        ));
+        let mut g = Grid::EMPTY;
+        g.0[30] = 2;
+        g.0[50] = 2;
+        let err = g.check_givens().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cell 30 (row 3, column 3) and cell 50 (row 5, column 5) both hold 2 in box 4"
+        );
+    }
+
+    #[test]
+    fn check_givens_agrees_with_a_pairwise_scan() {
+        // Every pair of cells that share a row, column or box, compared.
+        let clashes = |g: &Grid| {
+            (0..CELLS).any(|a| {
+                (a + 1..CELLS).any(|b| {
+                    let (ra, ca, rb, cb) = (a / 9, a % 9, b / 9, b % 9);
+                    let shared = ra == rb || ca == cb || (ra / 3 == rb / 3 && ca / 3 == cb / 3);
+                    shared && g.0[a] != 0 && g.0[a] == g.0[b]
+                })
+            })
+        };
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut ok, mut bad) = (0, 0);
+        for round in 0..4000 {
+            let mut g = Grid::EMPTY;
+            for _ in 0..(round % 24) {
+                g.0[(next() % 81) as usize] = (next() % 10) as u8;
+            }
+            let clash = clashes(&g);
+            assert_eq!(g.check_givens().is_err(), clash, "{g}");
+            if clash { bad += 1 } else { ok += 1 }
+        }
+        assert!(ok > 500 && bad > 500, "{ok} consistent, {bad} clashing");
+    }
+}

@@ -1,0 +1,209 @@
+//! Server settings: every one can be set by flag or by environment variable,
+//! and each has a default, so `sudoku-server` with no arguments just runs.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::service::Limits;
+pub use crate::telemetry::LogFormat;
+
+/// Settings of `sudoku-server`.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "sudoku-server",
+    version,
+    about = "gRPC server that solves Sudoku (sudoku.v1.SudokuService, health, reflection)",
+    after_help = "Log levels come from RUST_LOG (default: info), e.g. RUST_LOG=sudoku_grpc=debug."
+)]
+pub struct Config {
+    /// Address to listen on for gRPC (plaintext HTTP/2).
+    #[arg(long, env = "SUDOKU_LISTEN", default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+
+    /// PEM certificate chain for TLS; with --tls-key, the server speaks TLS
+    /// (HTTP/2 over TLS, ALPN h2) instead of plaintext h2c.
+    #[arg(long, env = "SUDOKU_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key for --tls-cert.
+    #[arg(long, env = "SUDOKU_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// PEM CA certificates: when set, clients must present a certificate
+    /// signed by one of them (mutual TLS).
+    #[arg(long, env = "SUDOKU_TLS_CLIENT_CA", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+
+    /// Address to serve Prometheus metrics on (GET /metrics); off when unset.
+    #[arg(long, env = "SUDOKU_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
+    /// Log format.
+    #[arg(long, env = "SUDOKU_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Solver threads, which run batch messages and the searches of unary
+    /// calls that outlive their inline budget; the async runtime, which
+    /// does the I/O, gets as many threads. 0 = one per core.
+    #[arg(long, env = "SUDOKU_WORKERS", default_value_t = 0)]
+    pub workers: usize,
+
+    /// Nice value added to the solver threads (0-19; 0 keeps the process's
+    /// priority), so the runtime's threads get a core at once when a call
+    /// arrives while every core is solving. In a container it ranks only
+    /// the server's own threads; on a host shared with other busy
+    /// processes it also yields to them.
+    #[arg(long, env = "SUDOKU_SOLVER_NICE", default_value_t = 19,
+          value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub solver_nice: i32,
+
+    /// Search nodes a unary call solves at once on the thread that read
+    /// it; most puzzles need fewer, and the rest of a longer search runs on
+    /// a solver thread.
+    #[arg(long, env = "SUDOKU_INLINE_NODES", default_value_t = 20)]
+    pub inline_nodes: u64,
+
+    /// Work budget per puzzle, in search nodes: past it the answer is
+    /// OUTCOME_WORK_LIMIT_REACHED. Bounds the work of calls that set no deadline.
+    #[arg(long, env = "SUDOKU_MAX_NODES", default_value_t = 5_000_000)]
+    pub max_nodes: u64,
+
+    /// Search nodes solved between checks of the deadline and of the
+    /// client leaving; smaller stops sooner, larger is cheaper.
+    #[arg(long, env = "SUDOKU_SLICE_NODES", default_value_t = 500)]
+    pub slice_nodes: u64,
+
+    /// Unary calls and batch messages being solved at once, server-wide.
+    /// Past it, Solve fails fast with RESOURCE_EXHAUSTED and SolveBatch
+    /// streams wait (flow control pushes back on their senders).
+    #[arg(long, env = "SUDOKU_MAX_IN_FLIGHT", default_value_t = 4_096)]
+    pub max_in_flight: usize,
+
+    /// Request messages of one SolveBatch stream being solved at once; more
+    /// are not read from the stream until one finishes.
+    #[arg(long, env = "SUDOKU_STREAM_WINDOW", default_value_t = 16)]
+    pub stream_window: usize,
+
+    /// Items allowed in one SolveBatch request message.
+    #[arg(long, env = "SUDOKU_MAX_BATCH_ITEMS", default_value_t = 1_024)]
+    pub max_batch_items: usize,
+
+    /// Largest request message accepted, in bytes (after decompression);
+    /// a larger one fails the call with OUT_OF_RANGE.
+    #[arg(long, env = "SUDOKU_MAX_MESSAGE_BYTES", default_value_t = 1 << 20)]
+    pub max_message_bytes: usize,
+
+    /// HTTP/2 streams (calls) allowed at once on one connection.
+    #[arg(long, env = "SUDOKU_MAX_CONCURRENT_STREAMS", default_value_t = 256)]
+    pub max_concurrent_streams: u32,
+
+    /// Interval between HTTP/2 keepalive pings, in seconds; 0 = off.
+    #[arg(long, env = "SUDOKU_KEEPALIVE_INTERVAL_SECS", default_value_t = 60)]
+    pub keepalive_interval_secs: u64,
+
+    /// How long to wait for a keepalive ping's answer before closing, in seconds.
+    #[arg(long, env = "SUDOKU_KEEPALIVE_TIMEOUT_SECS", default_value_t = 20)]
+    pub keepalive_timeout_secs: u64,
+
+    /// Close connections older than this, in seconds (GOAWAY, so clients
+    /// rebalance across instances); 0 = never.
+    #[arg(long, env = "SUDOKU_MAX_CONNECTION_AGE_SECS", default_value_t = 0)]
+    pub max_connection_age_secs: u64,
+
+    /// After max connection age, how long calls in flight may take to finish,
+    /// in seconds.
+    #[arg(
+        long,
+        env = "SUDOKU_MAX_CONNECTION_AGE_GRACE_SECS",
+        default_value_t = 30
+    )]
+    pub max_connection_age_grace_secs: u64,
+
+    /// On SIGTERM/SIGINT, how long calls in flight may take to finish before
+    /// they are cut and the process exits, in milliseconds.
+    #[arg(long, env = "SUDOKU_DRAIN_TIMEOUT_MS", default_value_t = 10_000)]
+    pub drain_timeout_ms: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        // The defaults are the ones clap documents; parsing no arguments with
+        // the environment ignored keeps the two in one place.
+        Config::parse_from_defaults()
+    }
+}
+
+impl Config {
+    fn parse_from_defaults() -> Config {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut cmd = Config::command();
+        // Defaults only: strip the environment bindings for this parse.
+        let args: Vec<clap::Arg> = cmd.get_arguments().cloned().collect();
+        for a in args {
+            let id = a.get_id().clone();
+            cmd = cmd.mut_arg(id, |a| a.env(None::<&str>));
+        }
+        let matches = cmd
+            .try_get_matches_from(["sudoku-server"])
+            .unwrap_or_else(|e| panic!("built-in defaults must parse: {e}"));
+        Config::from_arg_matches(&matches)
+            .unwrap_or_else(|e| panic!("built-in defaults must parse: {e}"))
+    }
+
+    /// The limits the service applies to every call.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_nodes: self.max_nodes.max(1),
+            slice_nodes: self.slice_nodes.max(1),
+            max_in_flight: self.max_in_flight.max(1),
+            stream_window: self.stream_window.max(1),
+            max_batch_items: self.max_batch_items.max(1),
+            stream_workers: self.worker_threads(),
+            solver_threads: self.worker_threads(),
+            solver_nice: self.solver_nice,
+            inline_nodes: self.inline_nodes,
+        }
+    }
+
+    /// The drain deadline as a duration.
+    pub fn drain_timeout(&self) -> Duration {
+        Duration::from_millis(self.drain_timeout_ms)
+    }
+
+    /// Threads of the async runtime: as many as solver threads.
+    pub fn runtime_threads(&self) -> usize {
+        self.worker_threads()
+    }
+
+    /// Solver threads, resolving 0 to the number of cores.
+    pub fn worker_threads(&self) -> usize {
+        if self.workers > 0 {
+            self.workers
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_parse_and_match_the_docs() {
+        let c = Config::default();
+        assert_eq!(c.listen, "127.0.0.1:50051".parse().unwrap());
+        assert_eq!(c.max_batch_items, 1024);
+        assert_eq!(c.log_format, LogFormat::Text);
+    }
+
+    #[test]
+    fn flags_override_defaults() {
+        let c = Config::parse_from(["sudoku-server", "--listen", "0.0.0.0:9", "--max-nodes", "7"]);
+        assert_eq!(c.listen.port(), 9);
+        assert_eq!(c.max_nodes, 7);
+    }
+}

@@ -1,0 +1,206 @@
+//! One accepted connection's life: HTTP/2 served until the peer leaves, or
+//! until a GOAWAY (on drain or old age) and its grace period are over, and
+//! then a lingering close of the socket.
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::http2::AdvertiseEncodings;
+
+/// How old a connection must be before a drain sends it GOAWAY (see
+/// `Connection::serve`).
+const NEW_CONNECTION_GRACE: Duration = Duration::from_millis(100);
+
+/// One accepted connection and how to run it.
+pub(super) struct Connection {
+    /// Where the socket lingers after the connection ends (see [`Lingering`]).
+    pub(super) lingering: TaskTracker,
+    pub(super) http2: hyper::server::conn::http2::Builder<TokioExecutor>,
+    pub(super) routes: AdvertiseEncodings<tonic::service::Routes>,
+    pub(super) peer: SocketAddr,
+    pub(super) stop: CancellationToken,
+    pub(super) max_age: Option<Duration>,
+    pub(super) age_grace: Duration,
+    pub(super) drain: Duration,
+}
+
+impl Connection {
+    /// Serves HTTP/2 on `io` until the peer leaves, or until a GOAWAY (on
+    /// shutdown or old age) and its grace period are over.
+    pub(super) async fn serve<I>(self, io: I)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let Connection {
+            lingering,
+            http2,
+            routes,
+            peer,
+            stop,
+            max_age,
+            age_grace,
+            drain,
+        } = self;
+        let io = Lingering {
+            io: Some(io),
+            tasks: lingering,
+        };
+        let conn = http2.serve_connection(TokioIo::new(io), TowerToHyperService::new(routes));
+        tokio::pin!(conn);
+        let aged = async {
+            match max_age {
+                Some(age) => tokio::time::sleep(age).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(aged);
+        let opened = tokio::time::Instant::now();
+        let mut goaway: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        let mut grace: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        loop {
+            tokio::select! {
+                result = conn.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                    break;
+                }
+                // A connection opened moments ago (one from the backlog the
+                // listener left) may carry a first call its client is
+                // sending right now. A GOAWAY ahead of it fails that call
+                // with a protocol error, which clients do not retry, so the
+                // GOAWAY waits until the connection is NEW_CONNECTION_GRACE
+                // old; meanwhile the service refuses calls with UNAVAILABLE.
+                _ = stop.cancelled(), if goaway.is_none() && grace.is_none() => {
+                    goaway = Some(Box::pin(tokio::time::sleep_until(opened + NEW_CONNECTION_GRACE)));
+                }
+                _ = async { goaway.as_mut().expect("guarded").await }, if goaway.is_some() && grace.is_none() => {
+                    conn.as_mut().graceful_shutdown();
+                    grace = Some(Box::pin(tokio::time::sleep(drain)));
+                }
+                _ = &mut aged, if grace.is_none() => {
+                    conn.as_mut().graceful_shutdown();
+                    grace = Some(Box::pin(tokio::time::sleep(age_grace)));
+                }
+                _ = async { grace.as_mut().expect("guarded").await }, if grace.is_some() => {
+                    tracing::debug!(%peer, "grace after GOAWAY passed; closing");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// How long a closed connection's socket keeps reading what the client
+/// still sends, at most.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// A connection's socket, closed the way HTTP servers close sockets
+/// ("lingering close"). When hyper ends a connection (after a drain, or old
+/// age) it sends GOAWAY and shuts the write half, but a client may still be
+/// sending: a SolveBatch stream that never half-closed has DATA in flight.
+/// Closing the socket with unread data makes the kernel answer with a TCP
+/// reset, and the client's transport then fails the whole connection,
+/// losing the final statuses it had not read yet (a drained stream's
+/// UNAVAILABLE would arrive as UNKNOWN "broken pipe"). So on drop the socket
+/// is handed to a task, tracked with the connections so the process waits
+/// for it, that reads and discards until the client closes, for at most
+/// [`LINGER`].
+struct Lingering<I: tokio::io::AsyncRead + Unpin + Send + 'static> {
+    io: Option<I>,
+    tasks: TaskTracker,
+}
+
+impl<I: tokio::io::AsyncRead + Unpin + Send + 'static> Drop for Lingering<I> {
+    fn drop(&mut self) {
+        let Some(mut io) = self.io.take() else { return };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        self.tasks.spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut sink = [0u8; 8 << 10];
+            let drained = async {
+                while let Ok(n) = io.read(&mut sink).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(LINGER, drained).await;
+        });
+    }
+}
+
+impl<I> tokio::io::AsyncRead for Lingering<I>
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_read(cx, buf),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+}
+
+impl<I> tokio::io::AsyncWrite for Lingering<I>
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_write(cx, buf),
+            None => std::task::Poll::Ready(Err(std::io::ErrorKind::NotConnected.into())),
+        }
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+            None => std::task::Poll::Ready(Err(std::io::ErrorKind::NotConnected.into())),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.as_ref().is_some_and(|io| io.is_write_vectored())
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_flush(cx),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.io.as_mut() {
+            Some(io) => Pin::new(io).poll_shutdown(cx),
+            None => std::task::Poll::Ready(Ok(())),
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! HTTP/2 and message settings: the hyper HTTP/2 builder every connection
+//! uses, the compression encodings, and the layer that advertises them.
+
+use std::time::Duration;
+
+use futures::TryFutureExt;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tonic::codec::CompressionEncoding;
+use tonic::codegen::http::{HeaderValue, Request, Response};
+use tonic::codegen::{Context, Poll, Service};
+
+use super::config::Config;
+
+/// The HTTP/2 settings of `config`, for every connection.
+pub(super) fn builder(config: &Config) -> hyper::server::conn::http2::Builder<TokioExecutor> {
+    let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+    let mut http2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    http2
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(config.max_concurrent_streams)
+        .keep_alive_interval(secs(config.keepalive_interval_secs))
+        .keep_alive_timeout(Duration::from_secs(config.keepalive_timeout_secs.max(1)))
+        .max_header_list_size(16 << 10);
+    http2
+}
+
+/// The message encodings every service accepts and answers in, besides
+/// identity.
+pub(super) const ENCODINGS: [CompressionEncoding; 2] =
+    [CompressionEncoding::Gzip, CompressionEncoding::Zstd];
+
+/// `grpc-accept-encoding` for [`ENCODINGS`], written as tonic writes it on
+/// the UNIMPLEMENTED answer to an unknown encoding: the enabled ones in
+/// order, then identity, with no spaces (grpc-js splits it on bare commas).
+const ACCEPT_ENCODING: &str = "gzip,zstd,identity";
+
+/// Adds `grpc-accept-encoding` to every response of the gRPC routes it
+/// wraps, OK or error, unary or streaming. tonic sends it only when it
+/// refuses an encoding, so a client could not otherwise learn that the
+/// server takes zstd before trying it. A header already set is kept.
+#[derive(Clone)]
+pub(super) struct AdvertiseEncodings<S>(pub(super) S);
+
+impl<S, B, R> Service<Request<B>> for AdvertiseEncodings<S>
+where
+    S: Service<Request<B>, Response = Response<R>>,
+{
+    type Response = Response<R>;
+    type Error = S::Error;
+    type Future = futures::future::MapOk<S::Future, fn(Response<R>) -> Response<R>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        self.0.call(request).map_ok(advertise_encodings::<R>)
+    }
+}
+
+fn advertise_encodings<R>(mut response: Response<R>) -> Response<R> {
+    response
+        .headers_mut()
+        .entry("grpc-accept-encoding")
+        .or_insert(HeaderValue::from_static(ACCEPT_ENCODING));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_encoding_lists_the_enabled_encodings_then_identity() {
+        let mut listed: Vec<String> = ENCODINGS.iter().map(|e| e.to_string()).collect();
+        listed.push("identity".to_string());
+        assert_eq!(ACCEPT_ENCODING, listed.join(","));
+    }
+}

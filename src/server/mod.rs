@@ -1,0 +1,241 @@
+//! The server's assembly: SudokuService, health and reflection behind one
+//! set of routes, served over HTTP/2 (optionally TLS) on a bound listener
+//! until a signal, then drained.
+//!
+//! | file | its job |
+//! |---|---|
+//! | `config.rs` | every setting, with its flag, environment variable and default |
+//! | `listener.rs` | the listening socket, its backlog, the shutdown signal |
+//! | `connection.rs` | one connection's life: HTTP/2, GOAWAY on drain or age, lingering close |
+//! | `http2.rs` | HTTP/2 settings, compression encodings and how they are advertised |
+//! | `tls.rs` | the TLS acceptor (mutual TLS with a client CA) |
+//! | `health.rs` | health that turns NOT_SERVING on drain, and reflection |
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tonic_health::ServingStatus;
+use tonic_health::pb::health_server::HealthServer;
+use tonic_health::server::{HealthReporter, HealthService};
+
+use crate::pb::sudoku_service_server::SudokuServiceServer;
+use crate::service::Sudoku;
+use crate::telemetry::metrics::{self, Gauges};
+use connection::Connection;
+use health::DrainingHealth;
+use http2::{AdvertiseEncodings, ENCODINGS};
+use listener::take_backlog;
+use tls::{TLS_HANDSHAKE_TIMEOUT, tls_acceptor};
+
+pub mod config;
+mod connection;
+mod health;
+mod http2;
+mod listener;
+mod tls;
+
+pub use config::{Config, LogFormat};
+pub use listener::shutdown_signal;
+
+/// The fully qualified name of the solving service, as health reports it.
+pub const SERVICE_NAME: &str = "sudoku.v1.SudokuService";
+
+/// A server ready to run on a bound listener.
+pub struct Prepared {
+    config: Config,
+    listener: TcpListener,
+    service: Sudoku,
+    token: CancellationToken,
+}
+
+impl Prepared {
+    /// Binds `config.listen` and builds the service.
+    pub async fn bind(config: Config) -> anyhow::Result<Prepared> {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        Prepared::with_listener(config, listener)
+    }
+
+    /// Builds the service on a listener the caller bound (tests bind port 0).
+    pub fn with_listener(config: Config, listener: TcpListener) -> anyhow::Result<Prepared> {
+        let token = CancellationToken::new();
+        let service =
+            Sudoku::new(config.limits(), token.clone()).context("starting the solver threads")?;
+        Ok(Prepared {
+            config,
+            listener,
+            service,
+            token,
+        })
+    }
+
+    /// Replaces the service (feature `test-hooks`: tests install hooks).
+    #[cfg(feature = "test-hooks")]
+    pub fn map_service(mut self, f: impl FnOnce(Sudoku) -> Sudoku) -> Prepared {
+        self.service = f(self.service);
+        self
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or(self.config.listen)
+    }
+
+    /// The service's gauges.
+    pub fn gauges(&self) -> Arc<Gauges> {
+        self.service.gauges()
+    }
+
+    /// Serves until `signal` resolves, then drains: health goes NOT_SERVING,
+    /// new calls are refused, streams end with UNAVAILABLE after the items
+    /// they hold, and calls still running at the drain deadline are cut.
+    pub async fn serve(
+        self,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let Prepared {
+            config,
+            listener,
+            service,
+            token,
+        } = self;
+        let addr = listener.local_addr().ok();
+        if let Some(metrics_addr) = config.metrics_listen {
+            metrics::install(metrics_addr)?;
+            metrics::spawn_publisher(service.gauges());
+        }
+        // Every service takes the same encodings, so the one
+        // grpc-accept-encoding header the routes advertise is true of each.
+        macro_rules! compressed {
+            ($service:expr) => {{
+                let mut service = $service;
+                for encoding in ENCODINGS {
+                    service = service
+                        .accept_compressed(encoding)
+                        .send_compressed(encoding);
+                }
+                service
+            }};
+        }
+        let reporter = HealthReporter::new();
+        let health = HealthServer::new(DrainingHealth {
+            inner: HealthService::from_health_reporter(reporter.clone()),
+            stop: token.clone(),
+        });
+        reporter.set_serving::<SudokuServiceServer<Sudoku>>().await;
+
+        let (reflection_v1, reflection_v1alpha) = health::reflection()?;
+
+        let sudoku =
+            SudokuServiceServer::new(service).max_decoding_message_size(config.max_message_bytes);
+
+        let routes = AdvertiseEncodings(
+            tonic::service::Routes::new(compressed!(health))
+                .add_service(compressed!(reflection_v1))
+                .add_service(compressed!(reflection_v1alpha))
+                .add_service(compressed!(sudoku))
+                .prepare(),
+        );
+
+        // HTTP/2 is served with hyper directly rather than through tonic's
+        // Server: its built-in grpc-timeout layer answers an expired deadline
+        // with CANCELLED, where gRPC says DEADLINE_EXCEEDED. The handlers
+        // enforce deadlines themselves.
+        let http2 = http2::builder(&config);
+        let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        let max_age = secs(config.max_connection_age_secs);
+        let age_grace = Duration::from_secs(config.max_connection_age_grace_secs);
+        let drain = config.drain_timeout();
+
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => {
+                Some(tls_acceptor(cert, key, config.tls_client_ca.as_deref())?)
+            }
+            _ => None,
+        };
+        let connections = TaskTracker::new();
+        let spawn_connection = |stream: TcpStream, peer: SocketAddr| {
+            let _ = stream.set_nodelay(true);
+            let conn = Connection {
+                lingering: connections.clone(),
+                http2: http2.clone(),
+                routes: routes.clone(),
+                peer,
+                stop: token.clone(),
+                max_age,
+                age_grace,
+                drain,
+            };
+            match tls.clone() {
+                None => {
+                    connections.spawn(conn.serve(stream));
+                }
+                Some(acceptor) => {
+                    connections.spawn(async move {
+                        // The handshake runs in the connection's task so a
+                        // slow or wrong client never holds up accept.
+                        match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream))
+                            .await
+                        {
+                            Ok(Ok(tls)) => conn.serve(tls).await,
+                            Ok(Err(e)) => {
+                                tracing::debug!(%peer, error = %e, "TLS handshake failed")
+                            }
+                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        }
+                    });
+                }
+            }
+        };
+        tracing::info!(addr = ?addr, "serving sudoku.v1.SudokuService, health and reflection");
+        tokio::pin!(signal);
+        loop {
+            let (stream, peer) = tokio::select! {
+                _ = &mut signal => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            spawn_connection(stream, peer);
+        }
+        tracing::info!("shutdown requested; draining");
+        // The listener closes before health says NOT_SERVING, so a client
+        // that sees the flip and connects again is refused (UNAVAILABLE)
+        // rather than accepted. Connections already waiting in the kernel's
+        // backlog would be reset when it closes, which clients report as
+        // UNKNOWN; they are taken and served instead, and their calls get
+        // UNAVAILABLE and a GOAWAY like those of every other connection.
+        for (stream, peer) in take_backlog(listener) {
+            spawn_connection(stream, peer);
+        }
+        reporter
+            .set_not_serving::<SudokuServiceServer<Sudoku>>()
+            .await;
+        reporter
+            .set_service_status("", ServingStatus::NotServing)
+            .await;
+        token.cancel();
+        connections.close();
+        match tokio::time::timeout(config.drain_timeout(), connections.wait()).await {
+            Ok(()) => tracing::info!("drained; exiting"),
+            Err(_) => tracing::warn!(
+                drain_timeout_ms = config.drain_timeout_ms,
+                "drain deadline passed; cutting the calls still in flight"
+            ),
+        }
+        Ok(())
+    }
+}

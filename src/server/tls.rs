@@ -1,0 +1,58 @@
+//! TLS: an acceptor from PEM files (ring only, ALPN h2), with client
+//! certificates checked when a client CA is given (mutual TLS).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+/// How long a client may take to finish the TLS handshake.
+pub(super) const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A TLS acceptor for `cert` and `key` (PEM), asking for client
+/// certificates signed by `client_ca` when given. Uses the ring provider
+/// only, and offers HTTP/2 alone through ALPN.
+pub(super) fn tls_acceptor(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    client_ca: Option<&std::path::Path>,
+) -> anyhow::Result<tokio_rustls::TlsAcceptor> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls;
+
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .with_context(|| format!("cannot read certificates from {}", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("cannot read a private key from {}", key.display()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .context("TLS protocol versions")?;
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(path) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for ca in CertificateDer::pem_file_iter(path)
+                .with_context(|| format!("cannot read client CA from {}", path.display()))?
+            {
+                roots
+                    .add(ca.with_context(|| format!("bad certificate in {}", path.display()))?)
+                    .with_context(|| format!("bad client CA in {}", path.display()))?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .context("client certificate verifier")?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut tls = builder
+        .with_single_cert(certs, key)
+        .context("the TLS certificate and key do not match")?;
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(tls)))
+}

@@ -1,0 +1,110 @@
+//! The gRPC service: the only module that knows both the wire types in
+//! [`crate::pb`] and the domain types in [`crate::puzzle`] and
+//! [`crate::solver`].
+//!
+//! | file | its job |
+//! |---|---|
+//! | `api.rs` | the handlers, thin: validate, convert, schedule, convert back |
+//! | `convert.rs` | wire to domain and back: grids, options, deadlines, answers |
+//! | `status.rs` | every failure, and the one map from a failure to a gRPC status |
+//! | `schedule.rs` | where work runs and when it stops: inline budget, solver threads, slices, deadlines, the work budget |
+//! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends |
+//! | `pool.rs` | the solver threads |
+//! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::telemetry::metrics::Gauges;
+use pool::Pool;
+
+mod api;
+mod convert;
+#[cfg(feature = "fuzzing")]
+pub mod fuzz;
+mod pool;
+mod schedule;
+mod status;
+mod stream;
+
+pub use convert::MAX_SOLUTIONS_LIMIT;
+pub use status::OVERLOAD_PUSHBACK_MS;
+
+/// Limits the service applies to every call.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Work budget per puzzle, in search nodes.
+    pub max_nodes: u64,
+    /// Nodes solved between deadline/cancellation checks.
+    pub slice_nodes: u64,
+    /// Unary calls and batch messages solved at once, server-wide.
+    pub max_in_flight: usize,
+    /// Request messages of one stream solved at once.
+    pub stream_window: usize,
+    /// Items allowed in one batch request message.
+    pub max_batch_items: usize,
+    /// Tasks that solve one stream's messages in parallel.
+    pub stream_workers: usize,
+    /// Threads that run searches longer than `inline_nodes`, and batch
+    /// messages; 0 runs them on the calling thread (as the fuzzing hook does).
+    pub solver_threads: usize,
+    /// Nice value added to the solver threads'.
+    pub solver_nice: i32,
+    /// Search nodes a unary call solves on arrival, on the runtime thread
+    /// that read it; a search that needs more moves to a solver thread.
+    pub inline_nodes: u64,
+}
+
+/// `sudoku.v1.SudokuService`: one per server, cheap to clone.
+#[derive(Clone)]
+pub struct Sudoku {
+    shared: Arc<Shared>,
+}
+
+/// What every call of one server shares.
+struct Shared {
+    limits: Limits,
+    permits: Semaphore,
+    pool: Pool,
+    shutdown: CancellationToken,
+    gauges: Arc<Gauges>,
+    /// Test hook: solving exactly this grid panics, to show a panic stays
+    /// inside its call.
+    #[cfg(feature = "test-hooks")]
+    panic_on: Option<crate::puzzle::Grid>,
+}
+
+impl Sudoku {
+    /// A service with `limits`; `shutdown` is cancelled when the server
+    /// starts draining.
+    pub fn new(limits: Limits, shutdown: CancellationToken) -> std::io::Result<Sudoku> {
+        Ok(Sudoku {
+            shared: Arc::new(Shared {
+                permits: Semaphore::new(limits.max_in_flight.max(1)),
+                pool: Pool::new(limits.solver_threads, limits.solver_nice)?,
+                limits,
+                shutdown,
+                gauges: Arc::new(Gauges::default()),
+                #[cfg(feature = "test-hooks")]
+                panic_on: None,
+            }),
+        })
+    }
+
+    /// Test hook (feature `test-hooks`): solving exactly `grid` panics
+    /// inside the solver path.
+    #[cfg(feature = "test-hooks")]
+    pub fn with_panic_on(mut self, grid: crate::puzzle::Grid) -> Sudoku {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.panic_on = Some(grid);
+        }
+        self
+    }
+
+    /// The service's gauges, for metrics and tests.
+    pub fn gauges(&self) -> Arc<Gauges> {
+        self.shared.gauges.clone()
+    }
+}

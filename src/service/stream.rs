@@ -1,0 +1,177 @@
+//! SolveBatch orchestration: one reader task takes request messages off
+//! the stream into a window of `stream_window` messages; `stream_workers`
+//! tasks solve them (each under a server-wide permit) and send the
+//! responses; when the reader stops, the stream ends with the status its
+//! reason calls for. This is where a stream is windowed: a full window stops
+//! the reader, and HTTP/2 flow control then pushes back on the sender.
+
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use futures::{Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Code, Status, Streaming};
+use tracing::Instrument;
+
+use super::Sudoku;
+use super::schedule::{expiry, past};
+use super::status::Failure;
+use crate::pb;
+use crate::telemetry::metrics;
+
+/// The response stream of a SolveBatch call.
+pub(super) type BatchStream =
+    Pin<Box<dyn Stream<Item = Result<pb::SolveBatchResponse, Status>> + Send>>;
+
+/// How a stream's reader stopped taking requests.
+enum StreamEnd {
+    /// The client half-closed: finish and end with OK.
+    HalfClosed,
+    /// The client went away: nothing more to say.
+    Broken,
+    /// The request stream failed (a message over the size limit, a bad
+    /// encoding): end with its status.
+    BadRequestStream(Status),
+    /// Too many items in one message.
+    Failed(Failure),
+    /// The call's deadline passed.
+    Deadline,
+    /// The server is draining.
+    Shutdown,
+}
+
+impl Sudoku {
+    /// Starts answering the request stream `inbound` under `deadline` (which
+    /// covers the whole stream) and returns the response stream.
+    pub(super) fn open_batch(
+        &self,
+        mut inbound: Streaming<pb::SolveBatchRequest>,
+        deadline: Option<Instant>,
+    ) -> BatchStream {
+        let limits = self.shared.limits.clone();
+        let (tx, rx) = mpsc::channel(limits.stream_window);
+        let (work_tx, work_rx) =
+            async_channel::bounded::<pb::SolveBatchRequest>(limits.stream_window);
+        let span =
+            tracing::debug_span!("call", method = "SolveBatch", code = tracing::field::Empty);
+        let gauges = self.shared.gauges.clone();
+        gauges.open_streams.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        metrics::call_started("SolveBatch");
+
+        let mut workers = tokio::task::JoinSet::new();
+        for _ in 0..limits.stream_workers {
+            let svc = self.clone();
+            let work_rx = work_rx.clone();
+            let tx = tx.clone();
+            workers.spawn(
+                async move {
+                    // Ends with true when the deadline cut work short.
+                    let work = async {
+                        while let Ok(msg) = work_rx.recv().await {
+                            // Streams wait for a server-wide permit rather than
+                            // failing: the wait pushes back on the sender.
+                            let Ok(_permit) = svc.shared.permits.acquire().await else {
+                                return false;
+                            };
+                            let Some(response) = svc.solve_message(msg, deadline).await else {
+                                return past(deadline);
+                            };
+                            if tx.send(Ok(response)).await.is_err() {
+                                return false; // the client left
+                            }
+                        }
+                        false
+                    };
+                    // When the client leaves or the deadline passes, the
+                    // worker stops at once, wherever it is: waiting for a
+                    // permit, for its message's solver task, or on a full
+                    // response channel. Dropping `work` closes the task's
+                    // reply, so the solver thread stops at its next slice.
+                    tokio::select! {
+                        expired = work => expired,
+                        _ = tx.closed() => false,
+                        _ = expiry(deadline) => true,
+                    }
+                }
+                .instrument(span.clone()),
+            );
+        }
+        drop(work_rx);
+
+        let shutdown = self.shared.shutdown.clone();
+        let max_items = limits.max_batch_items;
+        tokio::spawn(
+            async move {
+                let sleep = expiry(deadline);
+                tokio::pin!(sleep);
+                let end = loop {
+                    let msg = tokio::select! {
+                        biased;
+                        _ = shutdown.cancelled() => break StreamEnd::Shutdown,
+                        _ = &mut sleep => break StreamEnd::Deadline,
+                        _ = tx.closed() => break StreamEnd::Broken,
+                        msg = inbound.next() => msg,
+                    };
+                    match msg {
+                        None => break StreamEnd::HalfClosed,
+                        Some(Err(status)) => {
+                            tracing::debug!(code = ?status.code(), message = status.message(), "request stream broke");
+                            break StreamEnd::BadRequestStream(status);
+                        }
+                        Some(Ok(msg)) if msg.items.len() > max_items => {
+                            break StreamEnd::Failed(Failure::TooManyItems {
+                                found: msg.items.len(),
+                                max: max_items,
+                            });
+                        }
+                        // A full window blocks here, which stops reading and
+                        // lets HTTP/2 flow control push back on the sender.
+                        // A message already read is queued even when the
+                        // server starts draining: it is answered before the
+                        // stream ends.
+                        Some(Ok(msg)) => tokio::select! {
+                            biased;
+                            _ = &mut sleep => break StreamEnd::Deadline,
+                            _ = tx.closed() => break StreamEnd::Broken,
+                            queued = work_tx.send(msg) => if queued.is_err() {
+                                // Every worker stopped: the deadline passed or
+                                // the client left.
+                                break if past(deadline) { StreamEnd::Deadline } else { StreamEnd::Broken };
+                            },
+                        },
+                    }
+                };
+                // Items already received are answered before the stream ends.
+                work_tx.close();
+                let mut expired = false;
+                while let Some(joined) = workers.join_next().await {
+                    expired |= joined.unwrap_or(false);
+                }
+                // Work the deadline cut short was dropped without a result,
+                // so the stream must not end OK even if the client had
+                // half-closed.
+                let status = match end {
+                    StreamEnd::Failed(f) => Some(Status::from(f)),
+                    StreamEnd::BadRequestStream(status) => Some(status),
+                    StreamEnd::Deadline => Some(Status::from(Failure::DeadlineExceeded)),
+                    _ if expired => Some(Status::from(Failure::DeadlineExceeded)),
+                    StreamEnd::HalfClosed | StreamEnd::Broken => None,
+                    StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
+                };
+                let code = status.as_ref().map_or(Code::Ok, |s| s.code());
+                tracing::Span::current().record("code", metrics::code_name(code));
+                metrics::call_handled("SolveBatch", code, started.elapsed());
+                tracing::debug!("stream done");
+                if let Some(status) = status {
+                    let _ = tx.send(Err(status)).await;
+                }
+                gauges.open_streams.fetch_sub(1, Ordering::Relaxed);
+            }
+            .instrument(span),
+        );
+        Box::pin(ReceiverStream::new(rx))
+    }
+}

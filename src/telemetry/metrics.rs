@@ -1,0 +1,217 @@
+//! Prometheus metrics on their own address (`--metrics-listen`), through the
+//! `metrics` facade. Without a listener no recorder is installed and every
+//! call below is a no-op.
+//!
+//! | name | kind | labels |
+//! |---|---|---|
+//! | `grpc_server_started_total` | counter | `grpc_method` |
+//! | `grpc_server_handled_total` | counter | `grpc_method`, `grpc_code` |
+//! | `grpc_server_handling_seconds` | histogram | `grpc_method` |
+//! | `sudoku_puzzles_total` | counter | `outcome` (solved, no_solution, multiple_solutions, work_limit_reached, invalid, failed) |
+//! | `sudoku_solving` | gauge | puzzles being solved now |
+//! | `sudoku_streams_open` | gauge | SolveBatch streams open now |
+//! | `sudoku_batch_messages_total` | counter | SolveBatch request messages answered |
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use anyhow::Context;
+use metrics::{Counter, Histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use tonic::Code;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+
+/// How the service's work on one puzzle ended, as `sudoku_puzzles_total`
+/// counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PuzzleOutcome {
+    /// Solved (and unique, when counting).
+    Solved,
+    /// No solution.
+    NoSolution,
+    /// Several solutions, when counting.
+    MultipleSolutions,
+    /// The work budget ran out first.
+    WorkLimitReached,
+    /// The puzzle could not be read or breaks the rules.
+    Invalid,
+    /// Any other failure: deadline, cancellation, overload, a bug.
+    Failed,
+}
+
+impl PuzzleOutcome {
+    /// Every outcome, in the index order of [`Gauges::puzzles`].
+    pub const ALL: [PuzzleOutcome; 6] = [
+        PuzzleOutcome::Solved,
+        PuzzleOutcome::NoSolution,
+        PuzzleOutcome::MultipleSolutions,
+        PuzzleOutcome::WorkLimitReached,
+        PuzzleOutcome::Invalid,
+        PuzzleOutcome::Failed,
+    ];
+
+    /// The `outcome` label.
+    pub fn name(self) -> &'static str {
+        match self {
+            PuzzleOutcome::Solved => "solved",
+            PuzzleOutcome::NoSolution => "no_solution",
+            PuzzleOutcome::MultipleSolutions => "multiple_solutions",
+            PuzzleOutcome::WorkLimitReached => "work_limit_reached",
+            PuzzleOutcome::Invalid => "invalid",
+            PuzzleOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// Counters and gauges of the service's own work: plain atomics, bumped on
+/// the hot path with one relaxed add and published to the recorder off it.
+#[derive(Debug, Default)]
+pub struct Gauges {
+    /// Puzzles being solved right now.
+    pub solving: AtomicUsize,
+    /// SolveBatch streams open right now.
+    pub open_streams: AtomicUsize,
+    /// Puzzles answered since start, by outcome (see [`PuzzleOutcome::ALL`]).
+    pub puzzles: [AtomicU64; 6],
+    /// SolveBatch request messages answered since start.
+    pub batch_messages: AtomicU64,
+}
+
+impl Gauges {
+    /// Counts one puzzle that ended with `outcome`.
+    pub fn count(&self, outcome: PuzzleOutcome) {
+        self.puzzles[outcome as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Puzzles counted with `outcome` so far.
+    pub fn counted(&self, outcome: PuzzleOutcome) -> u64 {
+        self.puzzles[outcome as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// Installs the Prometheus recorder and serves it on `addr` (any path,
+/// `/metrics` by convention).
+pub fn install(addr: SocketAddr) -> anyhow::Result<()> {
+    PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(
+            Matcher::Full("grpc_server_handling_seconds".into()),
+            &[
+                0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05,
+                0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ],
+        )
+        .context("bad histogram buckets")?
+        .install()
+        .with_context(|| format!("cannot serve metrics on {addr}"))?;
+    tracing::info!(%addr, "serving Prometheus metrics");
+    Ok(())
+}
+
+/// Copies the service's own atomic counters into the recorder twice a
+/// second, so the hot path pays one relaxed atomic add per puzzle and
+/// nothing for label lookups.
+pub fn spawn_publisher(gauges: Arc<Gauges>) {
+    tokio::spawn(async move {
+        let solving = metrics::gauge!("sudoku_solving");
+        let streams = metrics::gauge!("sudoku_streams_open");
+        let messages = metrics::counter!("sudoku_batch_messages_total");
+        let outcomes: Vec<_> = PuzzleOutcome::ALL
+            .iter()
+            .map(|o| metrics::counter!("sudoku_puzzles_total", "outcome" => o.name()))
+            .collect();
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            tick.tick().await;
+            solving.set(gauges.solving.load(Ordering::Relaxed) as f64);
+            streams.set(gauges.open_streams.load(Ordering::Relaxed) as f64);
+            messages.absolute(gauges.batch_messages.load(Ordering::Relaxed));
+            for (counter, value) in outcomes.iter().zip(gauges.puzzles.iter()) {
+                counter.absolute(value.load(Ordering::Relaxed));
+            }
+        }
+    });
+}
+
+/// One method's call metrics, registered on first use and kept: looking
+/// a metric up by name and labels on every call costs a label allocation,
+/// a hash and a registry lock each time.
+struct MethodMetrics {
+    method: &'static str,
+    started: Counter,
+    /// By `grpc_code`, indexed by the code's number, registered when first seen.
+    handled: [OnceLock<Counter>; 17],
+    seconds: Histogram,
+}
+
+impl MethodMetrics {
+    fn new(method: &'static str) -> MethodMetrics {
+        MethodMetrics {
+            method,
+            started: metrics::counter!("grpc_server_started_total", "grpc_method" => method),
+            handled: std::array::from_fn(|_| OnceLock::new()),
+            seconds: metrics::histogram!("grpc_server_handling_seconds", "grpc_method" => method),
+        }
+    }
+}
+
+/// The metrics of `method` (`Solve` or `SolveBatch`). Handles taken before
+/// [`install`] would stay no-ops, but the server installs the recorder
+/// before it accepts a call.
+fn method_metrics(method: &'static str) -> &'static MethodMetrics {
+    static SOLVE: OnceLock<MethodMetrics> = OnceLock::new();
+    static SOLVE_BATCH: OnceLock<MethodMetrics> = OnceLock::new();
+    let cell = match method {
+        "Solve" => &SOLVE,
+        "SolveBatch" => &SOLVE_BATCH,
+        other => unreachable!("no metrics for method {other}"),
+    };
+    cell.get_or_init(|| MethodMetrics::new(method))
+}
+
+/// A call started.
+pub fn call_started(method: &'static str) {
+    method_metrics(method).started.increment(1);
+}
+
+/// A call ended with `code` after `elapsed`.
+pub fn call_handled(method: &'static str, code: Code, elapsed: Duration) {
+    let m = method_metrics(method);
+    let slot = (code as usize).min(m.handled.len() - 1);
+    m.handled[slot]
+        .get_or_init(|| {
+            metrics::counter!(
+                "grpc_server_handled_total",
+                "grpc_method" => m.method,
+                "grpc_code" => code_name(code)
+            )
+        })
+        .increment(1);
+    m.seconds.record(elapsed.as_secs_f64());
+}
+
+/// The canonical name of a gRPC status code, as `grpc_code` labels carry it.
+pub fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}

@@ -1,0 +1,19 @@
+//! The integration tests: one binary, one module per area. Every test that
+//! needs a server runs the real one on 127.0.0.1 ([`support`]).
+
+mod support;
+
+mod buf;
+mod cli;
+mod corpus;
+mod flow_control;
+mod metrics;
+mod node_client;
+mod properties;
+mod python_client;
+mod regressions;
+mod scale_out;
+mod service;
+mod signals;
+mod tls;
+mod zstd_curl;
