@@ -1,12 +1,16 @@
 # Multi-stage build: compile in the Rust image, ship the two binaries in a
-# small distroless image running as a non-root user.
-#   docker build -t sudoku-grpc .
-#   docker run --rm -p 50051:50051 -p 9464:9464 sudoku-grpc
+# small distroless image running as distroless's non-root user (65532).
+#   docker build -t sudoku-grpc:0.1.0 .
+#   docker run --rm -p 50051:50051 -p 9464:9464 sudoku-grpc:0.1.0
+# The tag is the crate's version (Cargo.toml); deploy/kubernetes/sudoku.yaml
+# runs the same tag.
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs rustfmt.toml ./
 COPY proto proto
 COPY src src
+# Cargo.toml declares the bench target, so cargo wants its file to be there.
+COPY benches/solver.rs benches/solver.rs
 RUN cargo build --release --locked --bin sudoku-server --bin sudoku
 
 FROM gcr.io/distroless/cc-debian12:nonroot
@@ -17,5 +21,7 @@ ENV SUDOKU_LISTEN=0.0.0.0:50051 \
     SUDOKU_METRICS_LISTEN=0.0.0.0:9464 \
     SUDOKU_LOG_FORMAT=json
 EXPOSE 50051 9464
-USER nonroot
+# By number, not by name: Kubernetes' runAsNonRoot can only check a numeric
+# user. 65532 is the nonroot user and group of the distroless image.
+USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/sudoku-server"]

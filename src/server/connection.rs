@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::http2::AdvertiseEncodings;
+use crate::service::Tenant;
 
 /// How old a connection must be before a drain sends it GOAWAY (see
 /// `Connection::serve`).
@@ -24,6 +25,8 @@ pub(super) struct Connection {
     pub(super) http2: hyper::server::conn::http2::Builder<TokioExecutor>,
     pub(super) routes: AdvertiseEncodings<tonic::service::Routes>,
     pub(super) peer: SocketAddr,
+    /// Tags every request of this connection.
+    pub(super) tenant: Tenant,
     pub(super) stop: CancellationToken,
     pub(super) max_age: Option<Duration>,
     pub(super) age_grace: Duration,
@@ -42,6 +45,7 @@ impl Connection {
             http2,
             routes,
             peer,
+            tenant,
             stop,
             max_age,
             age_grace,
@@ -51,7 +55,10 @@ impl Connection {
             io: Some(io),
             tasks: lingering,
         };
-        let conn = http2.serve_connection(TokioIo::new(io), TowerToHyperService::new(routes));
+        let conn = http2.serve_connection(
+            TokioIo::new(io),
+            TowerToHyperService::new(PerConnection { routes, tenant }),
+        );
         tokio::pin!(conn);
         let aged = async {
             match max_age {
@@ -94,6 +101,42 @@ impl Connection {
                 }
             }
         }
+    }
+}
+
+/// The routes as one connection sees them: every request is tagged with
+/// the connection's [`Tenant`] before it is routed.
+#[derive(Clone)]
+struct PerConnection {
+    routes: AdvertiseEncodings<tonic::service::Routes>,
+    tenant: Tenant,
+}
+
+impl<B> tonic::codegen::Service<tonic::codegen::http::Request<B>> for PerConnection
+where
+    AdvertiseEncodings<tonic::service::Routes>:
+        tonic::codegen::Service<tonic::codegen::http::Request<B>>,
+{
+    type Response = <AdvertiseEncodings<tonic::service::Routes> as tonic::codegen::Service<
+        tonic::codegen::http::Request<B>,
+    >>::Response;
+    type Error = <AdvertiseEncodings<tonic::service::Routes> as tonic::codegen::Service<
+        tonic::codegen::http::Request<B>,
+    >>::Error;
+    type Future = <AdvertiseEncodings<tonic::service::Routes> as tonic::codegen::Service<
+        tonic::codegen::http::Request<B>,
+    >>::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.routes.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: tonic::codegen::http::Request<B>) -> Self::Future {
+        request.extensions_mut().insert(self.tenant);
+        self.routes.call(request)
     }
 }
 

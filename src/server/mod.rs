@@ -25,7 +25,7 @@ use tonic_health::pb::health_server::HealthServer;
 use tonic_health::server::{HealthReporter, HealthService};
 
 use crate::pb::sudoku_service_server::SudokuServiceServer;
-use crate::service::Sudoku;
+use crate::service::{Sudoku, Tenant};
 use crate::telemetry::metrics::{self, Gauges};
 use connection::Connection;
 use health::DrainingHealth;
@@ -161,13 +161,16 @@ impl Prepared {
             _ => None,
         };
         let connections = TaskTracker::new();
-        let spawn_connection = |stream: TcpStream, peer: SocketAddr| {
+        let mut accepted: u64 = 0;
+        let mut spawn_connection = |stream: TcpStream, peer: SocketAddr| {
             let _ = stream.set_nodelay(true);
+            accepted += 1;
             let conn = Connection {
                 lingering: connections.clone(),
                 http2: http2.clone(),
                 routes: routes.clone(),
                 peer,
+                tenant: Tenant(accepted),
                 stop: token.clone(),
                 max_age,
                 age_grace,

@@ -32,6 +32,13 @@ mod stream;
 pub use convert::MAX_SOLUTIONS_LIMIT;
 pub use status::OVERLOAD_PUSHBACK_MS;
 
+/// Which connection a call arrived on. The server puts one in every
+/// request's extensions; the service uses it to share its solver threads
+/// between connections. Calls without one (the fuzzing hook) share one
+/// tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Tenant(pub u64);
+
 /// Limits the service applies to every call.
 #[derive(Debug, Clone)]
 pub struct Limits {
