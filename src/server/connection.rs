@@ -11,7 +11,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::http2::AdvertiseEncodings;
+use super::Edge;
 use crate::service::Tenant;
 
 /// How old a connection must be before a drain sends it GOAWAY (see
@@ -23,7 +23,7 @@ pub(super) struct Connection {
     /// Where the socket lingers after the connection ends (see [`Lingering`]).
     pub(super) lingering: TaskTracker,
     pub(super) http2: hyper::server::conn::http2::Builder<TokioExecutor>,
-    pub(super) routes: AdvertiseEncodings<tonic::service::Routes>,
+    pub(super) routes: Edge,
     pub(super) peer: SocketAddr,
     /// Tags every request of this connection.
     pub(super) tenant: Tenant,
@@ -108,24 +108,17 @@ impl Connection {
 /// the connection's [`Tenant`] before it is routed.
 #[derive(Clone)]
 struct PerConnection {
-    routes: AdvertiseEncodings<tonic::service::Routes>,
+    routes: Edge,
     tenant: Tenant,
 }
 
 impl<B> tonic::codegen::Service<tonic::codegen::http::Request<B>> for PerConnection
 where
-    AdvertiseEncodings<tonic::service::Routes>:
-        tonic::codegen::Service<tonic::codegen::http::Request<B>>,
+    Edge: tonic::codegen::Service<tonic::codegen::http::Request<B>>,
 {
-    type Response = <AdvertiseEncodings<tonic::service::Routes> as tonic::codegen::Service<
-        tonic::codegen::http::Request<B>,
-    >>::Response;
-    type Error = <AdvertiseEncodings<tonic::service::Routes> as tonic::codegen::Service<
-        tonic::codegen::http::Request<B>,
-    >>::Error;
-    type Future = <AdvertiseEncodings<tonic::service::Routes> as tonic::codegen::Service<
-        tonic::codegen::http::Request<B>,
-    >>::Future;
+    type Response = <Edge as tonic::codegen::Service<tonic::codegen::http::Request<B>>>::Response;
+    type Error = <Edge as tonic::codegen::Service<tonic::codegen::http::Request<B>>>::Error;
+    type Future = <Edge as tonic::codegen::Service<tonic::codegen::http::Request<B>>>::Future;
 
     fn poll_ready(
         &mut self,

@@ -5,6 +5,7 @@
 //! | file | its job |
 //! |---|---|
 //! | `config.rs` | every setting, with its flag, environment variable and default |
+//! | `calls.rs` | every call counted at the edge, whoever answered it |
 //! | `listener.rs` | the listening socket, its backlog, the shutdown signal |
 //! | `connection.rs` | one connection's life: HTTP/2, GOAWAY on drain or age, lingering close |
 //! | `http2.rs` | HTTP/2 settings, compression encodings and how they are advertised |
@@ -27,12 +28,14 @@ use tonic_health::server::{HealthReporter, HealthService};
 use crate::pb::sudoku_service_server::SudokuServiceServer;
 use crate::service::{Sudoku, Tenant};
 use crate::telemetry::metrics::{self, Gauges};
+use calls::Calls;
 use connection::Connection;
 use health::DrainingHealth;
 use http2::{AdvertiseEncodings, ENCODINGS};
 use listener::take_backlog;
 use tls::{TLS_HANDSHAKE_TIMEOUT, tls_acceptor};
 
+mod calls;
 pub mod config;
 mod connection;
 mod health;
@@ -45,6 +48,9 @@ pub use listener::shutdown_signal;
 
 /// The fully qualified name of the solving service, as health reports it.
 pub const SERVICE_NAME: &str = "sudoku.v1.SudokuService";
+
+/// Every route of the server, as each connection serves them.
+type Edge = Calls<AdvertiseEncodings<tonic::service::Routes>>;
 
 /// A server ready to run on a bound listener.
 pub struct Prepared {
@@ -136,12 +142,15 @@ impl Prepared {
         let sudoku =
             SudokuServiceServer::new(service).max_decoding_message_size(config.max_message_bytes);
 
-        let routes = AdvertiseEncodings(
-            tonic::service::Routes::new(compressed!(health))
-                .add_service(compressed!(reflection_v1))
-                .add_service(compressed!(reflection_v1alpha))
-                .add_service(compressed!(sudoku))
-                .prepare(),
+        let routes = Calls::new(
+            AdvertiseEncodings(
+                tonic::service::Routes::new(compressed!(health))
+                    .add_service(compressed!(reflection_v1))
+                    .add_service(compressed!(reflection_v1alpha))
+                    .add_service(compressed!(sudoku))
+                    .prepare(),
+            ),
+            config.max_message_bytes,
         );
 
         // HTTP/2 is served with hyper directly rather than through tonic's

@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use futures::FutureExt;
-use tonic::{Code, Request, Response, Status, Streaming};
+use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
 use super::Sudoku;
@@ -49,7 +49,6 @@ impl SudokuService for Sudoku {
         let deadline = deadline_of(request.metadata());
         let span = tracing::debug_span!("call", method = "Solve", code = tracing::field::Empty);
         let started = Instant::now();
-        metrics::call_started("Solve");
         let result = AssertUnwindSafe(self.solve_unary(request.get_ref(), deadline))
             .catch_unwind()
             .instrument(span.clone())
@@ -59,7 +58,6 @@ impl SudokuService for Sudoku {
         match result {
             Ok(solution) => {
                 span.record("code", "OK");
-                metrics::call_handled("Solve", Code::Ok, started.elapsed());
                 tracing::debug!(
                     elapsed_us = started.elapsed().as_micros() as u64,
                     "call done"
@@ -72,7 +70,6 @@ impl SudokuService for Sudoku {
                 count_failure(&self.shared.gauges, &failure);
                 let status = Status::from(failure.clone());
                 span.record("code", metrics::code_name(status.code()));
-                metrics::call_handled("Solve", status.code(), started.elapsed());
                 if failure == Failure::Panicked {
                     tracing::error!("handler panicked; answered INTERNAL");
                 } else {

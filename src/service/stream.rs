@@ -58,8 +58,6 @@ impl Sudoku {
             tracing::debug_span!("call", method = "SolveBatch", code = tracing::field::Empty);
         let gauges = self.shared.gauges.clone();
         gauges.open_streams.fetch_add(1, Ordering::Relaxed);
-        let started = Instant::now();
-        metrics::call_started("SolveBatch");
 
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..limits.stream_workers {
@@ -163,7 +161,6 @@ impl Sudoku {
                 };
                 let code = status.as_ref().map_or(Code::Ok, |s| s.code());
                 tracing::Span::current().record("code", metrics::code_name(code));
-                metrics::call_handled("SolveBatch", code, started.elapsed());
                 tracing::debug!("stream done");
                 if let Some(status) = status {
                     let _ = tx.send(Err(status)).await;

@@ -1,12 +1,14 @@
 //! Prometheus metrics on their own address (`--metrics-listen`), through the
 //! `metrics` facade. Without a listener no recorder is installed and every
-//! call below is a no-op.
+//! call below is a no-op. The `grpc_server_*` series count every call the
+//! server answered, whoever answered it (see `server/calls.rs`), for every
+//! service it serves.
 //!
 //! | name | kind | labels |
 //! |---|---|---|
-//! | `grpc_server_started_total` | counter | `grpc_method` |
-//! | `grpc_server_handled_total` | counter | `grpc_method`, `grpc_code` |
-//! | `grpc_server_handling_seconds` | histogram | `grpc_method` |
+//! | `grpc_server_started_total` | counter | `grpc_service`, `grpc_method` |
+//! | `grpc_server_handled_total` | counter | `grpc_service`, `grpc_method`, `grpc_code` |
+//! | `grpc_server_handling_seconds` | histogram | `grpc_service`, `grpc_method` |
 //! | `sudoku_puzzles_total` | counter | `outcome` (solved, no_solution, multiple_solutions, work_limit_reached, invalid, failed) |
 //! | `sudoku_solving` | gauge | puzzles being solved now |
 //! | `sudoku_streams_open` | gauge | SolveBatch streams open now |
@@ -136,10 +138,53 @@ pub fn spawn_publisher(gauges: Arc<Gauges>) {
     });
 }
 
+/// The calls counted by name, as (service, method); any other path is
+/// counted under the last row, so a client cannot add label values.
+const METHODS: [(&str, &str); 7] = [
+    ("sudoku.v1.SudokuService", "Solve"),
+    ("sudoku.v1.SudokuService", "SolveBatch"),
+    ("grpc.health.v1.Health", "Check"),
+    ("grpc.health.v1.Health", "Watch"),
+    (
+        "grpc.reflection.v1.ServerReflection",
+        "ServerReflectionInfo",
+    ),
+    (
+        "grpc.reflection.v1alpha.ServerReflection",
+        "ServerReflectionInfo",
+    ),
+    ("unknown", "unknown"),
+];
+
+/// Which of the counted calls a request is (a row of the method table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallKind(usize);
+
+impl CallKind {
+    /// The call a request path such as `/sudoku.v1.SudokuService/Solve` names.
+    pub fn of_path(path: &str) -> CallKind {
+        let named = path
+            .strip_prefix('/')
+            .and_then(|p| p.split_once('/'))
+            .and_then(|(service, method)| {
+                METHODS
+                    .iter()
+                    .position(|&(s, m)| s == service && m == method)
+            });
+        CallKind(named.unwrap_or(METHODS.len() - 1))
+    }
+
+    /// The `grpc_method` label.
+    pub fn method(self) -> &'static str {
+        METHODS[self.0].1
+    }
+}
+
 /// One method's call metrics, registered on first use and kept: looking
 /// a metric up by name and labels on every call costs a label allocation,
 /// a hash and a registry lock each time.
 struct MethodMetrics {
+    service: &'static str,
     method: &'static str,
     started: Counter,
     /// By `grpc_code`, indexed by the code's number, registered when first seen.
@@ -148,43 +193,47 @@ struct MethodMetrics {
 }
 
 impl MethodMetrics {
-    fn new(method: &'static str) -> MethodMetrics {
+    fn new((service, method): (&'static str, &'static str)) -> MethodMetrics {
         MethodMetrics {
+            service,
             method,
-            started: metrics::counter!("grpc_server_started_total", "grpc_method" => method),
+            started: metrics::counter!(
+                "grpc_server_started_total",
+                "grpc_service" => service,
+                "grpc_method" => method
+            ),
             handled: std::array::from_fn(|_| OnceLock::new()),
-            seconds: metrics::histogram!("grpc_server_handling_seconds", "grpc_method" => method),
+            seconds: metrics::histogram!(
+                "grpc_server_handling_seconds",
+                "grpc_service" => service,
+                "grpc_method" => method
+            ),
         }
     }
 }
 
-/// The metrics of `method` (`Solve` or `SolveBatch`). Handles taken before
-/// [`install`] would stay no-ops, but the server installs the recorder
-/// before it accepts a call.
-fn method_metrics(method: &'static str) -> &'static MethodMetrics {
-    static SOLVE: OnceLock<MethodMetrics> = OnceLock::new();
-    static SOLVE_BATCH: OnceLock<MethodMetrics> = OnceLock::new();
-    let cell = match method {
-        "Solve" => &SOLVE,
-        "SolveBatch" => &SOLVE_BATCH,
-        other => unreachable!("no metrics for method {other}"),
-    };
-    cell.get_or_init(|| MethodMetrics::new(method))
+/// The metrics of `kind`. Handles taken before [`install`] would stay
+/// no-ops, but the server installs the recorder before it accepts a call.
+fn method_metrics(kind: CallKind) -> &'static MethodMetrics {
+    static METRICS: [OnceLock<MethodMetrics>; METHODS.len()] =
+        [const { OnceLock::new() }; METHODS.len()];
+    METRICS[kind.0].get_or_init(|| MethodMetrics::new(METHODS[kind.0]))
 }
 
 /// A call started.
-pub fn call_started(method: &'static str) {
-    method_metrics(method).started.increment(1);
+pub fn call_started(kind: CallKind) {
+    method_metrics(kind).started.increment(1);
 }
 
 /// A call ended with `code` after `elapsed`.
-pub fn call_handled(method: &'static str, code: Code, elapsed: Duration) {
-    let m = method_metrics(method);
+pub fn call_handled(kind: CallKind, code: Code, elapsed: Duration) {
+    let m = method_metrics(kind);
     let slot = (code as usize).min(m.handled.len() - 1);
     m.handled[slot]
         .get_or_init(|| {
             metrics::counter!(
                 "grpc_server_handled_total",
+                "grpc_service" => m.service,
                 "grpc_method" => m.method,
                 "grpc_code" => code_name(code)
             )
@@ -213,5 +262,25 @@ pub fn code_name(code: Code) -> &'static str {
         Code::Unavailable => "UNAVAILABLE",
         Code::DataLoss => "DATA_LOSS",
         Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_name_their_calls_and_anything_else_is_unknown() {
+        assert_eq!(
+            CallKind::of_path("/sudoku.v1.SudokuService/SolveBatch").method(),
+            "SolveBatch"
+        );
+        assert_eq!(
+            CallKind::of_path("/grpc.health.v1.Health/Check").method(),
+            "Check"
+        );
+        for path in ["/sudoku.v1.SudokuService/Nope", "/", "", "/x/y/z", "/a"] {
+            assert_eq!(CallKind::of_path(path).method(), "unknown", "{path}");
+        }
     }
 }
