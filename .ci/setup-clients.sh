@@ -42,7 +42,7 @@ fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   apt_install nodejs npm
 fi
-# curl with HTTP/2 and the zstd command, for tests/zstd_curl.rs.
+# curl with HTTP/2 and the zstd command, for tests/it/zstd_curl.rs.
 if ! command -v zstd >/dev/null || ! curl --version 2>/dev/null | grep -q 'HTTP2'; then
   apt_install curl zstd ca-certificates
 fi

@@ -11,7 +11,7 @@
 # and overflow checks stay on. The corpus grows in fuzz/corpus/<target>
 # (seeded from fuzz/seeds/<target>); crashes land in
 # fuzz/artifacts/<target>/. A crash worth keeping becomes a regression test
-# in tests/.
+# in tests/it/regressions.rs.
 set -uo pipefail
 cd "$(dirname "$0")"
 

@@ -7,7 +7,7 @@
 // matching results to puzzles by id, then sends bad puzzles and decodes the
 // google.rpc.BadRequest details of the INVALID_ARGUMENT answers (with
 // protobufjs), and checks every answer, so it doubles as an end-to-end test
-// (tests/node_client.rs runs it against the real server).
+// (tests/it/node_client.rs runs it against the real server).
 //
 // Usage:  node client.js [host:port]        (default 127.0.0.1:50051)
 // Exit status 0 when every check passed; 1 with a "FAIL:" line otherwise.

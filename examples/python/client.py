@@ -3,7 +3,7 @@
 
 Copy it and keep what you need. It walks through everything a client of the
 service is likely to use, and checks each answer, so it doubles as an
-end-to-end test (tests/python_client.rs runs it against the real server):
+end-to-end test (tests/it/python_client.rs runs it against the real server):
 
   1. Solve (text and cells forms), gzip-compressed on the wire
   2. SolveBatch: a stream of request messages, results matched by id,
@@ -323,7 +323,7 @@ def demo_zstd(pb, stub):
     # server accepts it: every response carries grpc-accept-encoding
     # (gzip,zstd,identity), which lists zstd. grpcio 1.85 reads that header
     # in its core and does not pass it on in initial_metadata(), so the check
-    # runs only on a grpcio that does; tests/zstd_curl.rs checks the header
+    # runs only on a grpcio that does; tests/it/zstd_curl.rs checks the header
     # on the wire either way.
     names = [c.name for c in grpc.Compression]
     if "Zstd" in names:  # a future grpcio
