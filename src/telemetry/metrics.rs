@@ -11,6 +11,9 @@
 //! | `sudoku_solving` | gauge | puzzles being solved now |
 //! | `sudoku_streams_open` | gauge | SolveBatch streams open now |
 //! | `sudoku_batch_messages_total` | counter | SolveBatch request messages answered |
+//! | `sudoku_connections_open` | gauge | gRPC connections open now |
+//! | `sudoku_connections_refused_total` | counter | gRPC connections closed at once, the server being at its connection cap |
+//! | `sudoku_connections_closed_total` | counter | `reason` (handshake_timeout, header_timeout, evicted): gRPC connections the server closed early |
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -66,6 +69,36 @@ impl PuzzleOutcome {
     }
 }
 
+/// Why the server closed a connection before its client did, as
+/// `sudoku_connections_closed_total` counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionClosed {
+    /// The handshake (TLS, HTTP/2 preface and SETTINGS) took too long.
+    HandshakeTimeout,
+    /// A header block took too long.
+    HeaderTimeout,
+    /// Still in its handshake when room was needed for a newer connection.
+    Evicted,
+}
+
+impl ConnectionClosed {
+    /// Every reason, in the index order of [`Gauges::connections_closed`].
+    pub const ALL: [ConnectionClosed; 3] = [
+        ConnectionClosed::HandshakeTimeout,
+        ConnectionClosed::HeaderTimeout,
+        ConnectionClosed::Evicted,
+    ];
+
+    /// The `reason` label.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectionClosed::HandshakeTimeout => "handshake_timeout",
+            ConnectionClosed::HeaderTimeout => "header_timeout",
+            ConnectionClosed::Evicted => "evicted",
+        }
+    }
+}
+
 /// Counters and gauges of the service's own work: plain atomics, bumped on
 /// the hot path with one relaxed add and published to the recorder off it.
 #[derive(Debug, Default)]
@@ -78,6 +111,14 @@ pub struct Gauges {
     pub puzzles: [AtomicU64; 6],
     /// SolveBatch request messages answered since start.
     pub batch_messages: AtomicU64,
+    /// gRPC connections open now (their sockets held, lingering ones too).
+    pub connections_open: AtomicUsize,
+    /// gRPC connections closed as soon as accepted, the server being at
+    /// its connection cap.
+    pub connections_refused: AtomicU64,
+    /// gRPC connections the server closed early, by reason (see
+    /// [`ConnectionClosed::ALL`]).
+    pub connections_closed: [AtomicU64; 3],
 }
 
 impl Gauges {
@@ -89,6 +130,16 @@ impl Gauges {
     /// Puzzles counted with `outcome` so far.
     pub fn counted(&self, outcome: PuzzleOutcome) -> u64 {
         self.puzzles[outcome as usize].load(Ordering::Relaxed)
+    }
+
+    /// Counts one connection the server closed early, `why`.
+    pub fn count_closed(&self, why: ConnectionClosed) {
+        self.connections_closed[why as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Connections closed early `why` so far.
+    pub fn closed(&self, why: ConnectionClosed) -> u64 {
+        self.connections_closed[why as usize].load(Ordering::Relaxed)
     }
 }
 
@@ -123,6 +174,12 @@ pub fn spawn_publisher(gauges: Arc<Gauges>) {
             .iter()
             .map(|o| metrics::counter!("sudoku_puzzles_total", "outcome" => o.name()))
             .collect();
+        let connections = metrics::gauge!("sudoku_connections_open");
+        let refused = metrics::counter!("sudoku_connections_refused_total");
+        let closed: Vec<_> = ConnectionClosed::ALL
+            .iter()
+            .map(|r| metrics::counter!("sudoku_connections_closed_total", "reason" => r.name()))
+            .collect();
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         loop {
             tick.tick().await;
@@ -130,6 +187,11 @@ pub fn spawn_publisher(gauges: Arc<Gauges>) {
             streams.set(gauges.open_streams.load(Ordering::Relaxed) as f64);
             messages.absolute(gauges.batch_messages.load(Ordering::Relaxed));
             for (counter, value) in outcomes.iter().zip(gauges.puzzles.iter()) {
+                counter.absolute(value.load(Ordering::Relaxed));
+            }
+            connections.set(gauges.connections_open.load(Ordering::Relaxed) as f64);
+            refused.absolute(gauges.connections_refused.load(Ordering::Relaxed));
+            for (counter, value) in closed.iter().zip(gauges.connections_closed.iter()) {
                 counter.absolute(value.load(Ordering::Relaxed));
             }
         }
