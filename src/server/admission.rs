@@ -28,7 +28,7 @@ use crate::telemetry::metrics::{ConnectionClosed, Gauges};
 
 /// File descriptors the cap leaves to the rest of the process: the
 /// listener, the metrics port's connections (at most
-/// 16), connections closed to
+/// [`crate::telemetry::scrape::MAX_CONNECTIONS`]), connections closed to
 /// make room but not gone yet (at most [`CLOSING_SLACK`]), a connection
 /// accepted only to be closed, and the runtime, logs and files.
 pub(super) const FD_RESERVE: u64 = 64;

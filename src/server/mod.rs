@@ -113,7 +113,7 @@ impl Prepared {
         } = self;
         let addr = listener.local_addr().ok();
         if let Some(metrics_addr) = config.metrics_listen {
-            metrics::install(metrics_addr)?;
+            metrics::install(metrics_addr, config.header_read_timeout()).await?;
             metrics::spawn_publisher(service.gauges());
         }
         let admission = Admission::new(config.max_connections, service.gauges());

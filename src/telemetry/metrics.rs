@@ -144,10 +144,13 @@ impl Gauges {
 }
 
 /// Installs the Prometheus recorder and serves it on `addr` (any path,
-/// `/metrics` by convention).
-pub fn install(addr: SocketAddr) -> anyhow::Result<()> {
-    PrometheusBuilder::new()
-        .with_http_listener(addr)
+/// `/metrics` by convention), with `header_timeout` for each request head
+/// (see [`super::scrape`]).
+pub async fn install(addr: SocketAddr, header_timeout: Duration) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot serve metrics on {addr}"))?;
+    let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full("grpc_server_handling_seconds".into()),
             &[
@@ -156,8 +159,20 @@ pub fn install(addr: SocketAddr) -> anyhow::Result<()> {
             ],
         )
         .context("bad histogram buckets")?
-        .install()
-        .with_context(|| format!("cannot serve metrics on {addr}"))?;
+        .install_recorder()
+        .context("cannot install the metrics recorder")?;
+    // The recorder leaves its upkeep (draining histogram samples into
+    // their buckets between scrapes) to whoever holds the handle; the
+    // exporter's own listener ran it every 5 s.
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            tick.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    super::scrape::spawn(listener, handle, header_timeout);
     tracing::info!(%addr, "serving Prometheus metrics");
     Ok(())
 }

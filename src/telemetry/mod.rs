@@ -2,6 +2,7 @@
 //! lines) and Prometheus metrics ([`metrics`]).
 
 pub mod metrics;
+mod scrape;
 
 use clap::ValueEnum;
 
