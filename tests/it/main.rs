@@ -5,6 +5,7 @@ mod support;
 
 mod buf;
 mod cli;
+mod connections;
 mod corpus;
 mod flow_control;
 mod metrics;
