@@ -13,16 +13,21 @@
 //! the oldest pending connection is the likeliest to be one that never
 //! speaks: it is closed and the new connection accepted. Only when every
 //! connection has finished its handshake and the cap is reached is a new
-//! connection closed as soon as it is accepted, so its client fails fast
-//! instead of waiting in the listen queue.
+//! connection refused as soon as it is accepted, so its client fails fast
+//! instead of waiting in the listen queue: on the plaintext port with a
+//! GOAWAY that says no stream was processed ([`refuse`]), which gRPC
+//! clients report as UNAVAILABLE; on the TLS port by closing the socket.
 
 use std::collections::BTreeMap;
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures::task::AtomicWaker;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::telemetry::metrics::{ConnectionClosed, Gauges};
 
@@ -40,6 +45,15 @@ const CLOSING_SLACK: usize = 16;
 
 /// The smallest pending quota (and cap).
 const MIN_PENDING: usize = 16;
+
+/// What the accept loop does with a new connection.
+pub(super) enum Admit {
+    /// Serve it, holding its place under the cap.
+    Accepted(Ticket),
+    /// Refuse it: politely ([`refuse`]) with the ticket, which counts its
+    /// descriptor among those closing; closing the socket at once without.
+    Refused(Option<Ticket>),
+}
 
 /// The cap on connections and the set of those still in their handshake.
 pub(super) struct Admission {
@@ -97,29 +111,43 @@ impl Admission {
 
     /// Admits connection `id` (ids grow with accept order), closing the
     /// oldest pending connection when the pending quota or the cap is
-    /// full; `None` when the new connection must be closed instead.
-    pub(super) fn admit(self: &Arc<Self>, id: u64) -> Option<Ticket> {
+    /// full, or refuses it when no pending connection can make room.
+    pub(super) fn admit(self: &Arc<Self>, id: u64) -> Admit {
         let mut state = self.lock();
         if state.pending.len() >= self.pending_cap {
             self.evict_oldest(&mut state);
         }
         let full = state.held - state.closing >= self.cap;
-        if (full && !self.evict_oldest(&mut state)) || state.held >= self.cap + CLOSING_SLACK {
-            drop(state);
+        let room = state.held < self.cap + CLOSING_SLACK;
+        if (full && !self.evict_oldest(&mut state)) || !room {
             self.gauges
                 .connections_refused
                 .fetch_add(1, Ordering::Relaxed);
-            return None;
+            if !room {
+                return Admit::Refused(None);
+            }
+            // Among the closing from the start: it never counts against
+            // the cap, only against the descriptors.
+            let slot = Arc::new(Slot::default());
+            slot.evicted.store(true, Ordering::Release);
+            state.held += 1;
+            state.closing += 1;
+            self.publish(&state);
+            return Admit::Refused(Some(self.ticket(id, slot)));
         }
         let slot = Arc::new(Slot::default());
         state.held += 1;
         state.pending.insert(id, slot.clone());
         self.publish(&state);
-        Some(Ticket {
+        Admit::Accepted(self.ticket(id, slot))
+    }
+
+    fn ticket(self: &Arc<Self>, id: u64, slot: Arc<Slot>) -> Ticket {
+        Ticket {
             admission: self.clone(),
             id,
             slot,
-        })
+        }
     }
 
     /// Tells the oldest pending connection to close; false when none is.
@@ -198,6 +226,36 @@ impl Drop for Ticket {
     }
 }
 
+/// How long a refused connection may keep its socket while its client
+/// reads the GOAWAY.
+const REFUSAL_LINGER: Duration = Duration::from_millis(500);
+
+/// What a refused plaintext connection is sent: the server's preface (an
+/// empty SETTINGS frame) and a GOAWAY with last stream id 0 and
+/// REFUSED_STREAM, saying that nothing the client sent was processed.
+const REFUSAL: &[u8] = b"\
+    \x00\x00\x00\x04\x00\x00\x00\x00\x00\
+    \x00\x00\x1d\x07\x00\x00\x00\x00\x00\
+    \x00\x00\x00\x00\x00\x00\x00\x07at the connection cap";
+
+/// Refuses a plaintext connection so that its client can tell: a gRPC
+/// client fails its call with UNAVAILABLE (and some retry it on another
+/// connection), where a bare close fails it as a reset, UNKNOWN. The
+/// client's bytes are read until it closes, for at most
+/// [`REFUSAL_LINGER`], since closing a socket with unread data resets it
+/// and the reset would overtake the GOAWAY.
+pub(super) async fn refuse(mut stream: TcpStream, ticket: Ticket) {
+    let refused = async {
+        stream.write_all(REFUSAL).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 1024];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<(), std::io::Error>(())
+    };
+    let _ = tokio::time::timeout(REFUSAL_LINGER, refused).await;
+    drop(ticket);
+}
+
 /// The cap and the pending quota for `max_connections` under a soft
 /// open-file limit of `fd_limit` (`None`: unlimited).
 fn caps(max_connections: u64, fd_limit: Option<u64>) -> (usize, usize) {
@@ -248,6 +306,25 @@ mod tests {
         ticket.slot.evicted.load(Ordering::Acquire)
     }
 
+    fn admit(a: &Arc<Admission>, id: u64) -> Option<Ticket> {
+        match a.admit(id) {
+            Admit::Accepted(t) => Some(t),
+            Admit::Refused(_) => None,
+        }
+    }
+
+    #[test]
+    fn the_refusal_is_a_settings_frame_then_a_goaway() {
+        let (settings, goaway) = REFUSAL.split_at(9);
+        assert_eq!(settings, [0, 0, 0, 0x4, 0, 0, 0, 0, 0]);
+        let len = u32::from_be_bytes([0, goaway[0], goaway[1], goaway[2]]) as usize;
+        assert_eq!(goaway.len(), 9 + len);
+        assert_eq!(&goaway[3..9], [0x7, 0, 0, 0, 0, 0], "GOAWAY on stream 0");
+        assert_eq!(&goaway[9..13], [0, 0, 0, 0], "last stream id 0");
+        assert_eq!(&goaway[13..17], [0, 0, 0, 0x7], "REFUSED_STREAM");
+        assert_eq!(&goaway[17..], b"at the connection cap");
+    }
+
     #[test]
     fn the_cap_leaves_the_reserve_and_a_quarter_for_handshakes() {
         assert_eq!(caps(1024, Some(20_000)), (1024, 256));
@@ -260,9 +337,9 @@ mod tests {
     #[test]
     fn a_full_pending_quota_closes_the_oldest_pending_connection() {
         let a = admission(8, 2);
-        let first = a.admit(1).unwrap();
-        let second = a.admit(2).unwrap();
-        let third = a.admit(3).unwrap();
+        let first = admit(&a, 1).unwrap();
+        let second = admit(&a, 2).unwrap();
+        let third = admit(&a, 3).unwrap();
         assert!(evicted(&first));
         assert!(!evicted(&second) && !evicted(&third));
         assert_eq!(a.gauges.closed(ConnectionClosed::Evicted), 1);
@@ -273,24 +350,28 @@ mod tests {
     #[test]
     fn established_connections_are_never_displaced_and_the_cap_refuses() {
         let a = admission(2, 2);
-        let one = a.admit(1).unwrap();
-        let two = a.admit(2).unwrap();
+        let one = admit(&a, 1).unwrap();
+        let two = admit(&a, 2).unwrap();
         one.established();
         two.established();
-        assert!(a.admit(3).is_none());
+        let Admit::Refused(Some(refused)) = a.admit(3) else {
+            panic!("not refused politely");
+        };
         assert_eq!(a.gauges.connections_refused.load(Ordering::Relaxed), 1);
+        assert_eq!(a.gauges.connections_open.load(Ordering::Relaxed), 3);
+        drop(refused);
         assert!(!evicted(&one) && !evicted(&two));
         drop(one);
-        assert!(a.admit(4).is_some());
+        assert!(admit(&a, 4).is_some());
     }
 
     #[test]
     fn at_the_cap_a_pending_connection_makes_room() {
         let a = admission(2, 2);
-        let one = a.admit(1).unwrap();
+        let one = admit(&a, 1).unwrap();
         one.established();
-        let two = a.admit(2).unwrap();
-        let three = a.admit(3).unwrap();
+        let two = admit(&a, 2).unwrap();
+        let three = admit(&a, 3).unwrap();
         assert!(evicted(&two) && !evicted(&one) && !evicted(&three));
         // Established after it was told to close: it closes all the same.
         two.established();
@@ -303,12 +384,12 @@ mod tests {
     #[test]
     fn connections_told_to_close_but_still_open_bound_new_ones() {
         let a = admission(1, 1);
-        let mut kept = vec![a.admit(0).unwrap()];
+        let mut kept = vec![admit(&a, 0).unwrap()];
         for id in 1..=CLOSING_SLACK as u64 {
-            kept.push(a.admit(id).unwrap());
+            kept.push(admit(&a, id).unwrap());
         }
-        assert!(a.admit(100).is_none(), "too many sockets still open");
+        assert!(admit(&a, 100).is_none(), "too many sockets still open");
         kept.clear();
-        assert!(a.admit(101).is_some());
+        assert!(admit(&a, 101).is_some());
     }
 }

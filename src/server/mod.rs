@@ -29,7 +29,7 @@ use tonic_health::server::{HealthReporter, HealthService};
 use crate::pb::sudoku_service_server::SudokuServiceServer;
 use crate::service::{Sudoku, Tenant};
 use crate::telemetry::metrics::{self, ConnectionClosed, Gauges};
-use admission::Admission;
+use admission::{Admission, Admit};
 use connection::Connection;
 use health::DrainingHealth;
 use http2::{AdvertiseEncodings, ENCODINGS};
@@ -172,11 +172,18 @@ impl Prepared {
         let mut accepted: u64 = 0;
         let mut spawn_connection = |stream: TcpStream, peer: SocketAddr| {
             accepted += 1;
-            let Some(ticket) = admission.admit(accepted) else {
-                // Closed at once, so the client fails fast rather than
-                // waiting in the listen queue.
-                tracing::debug!(%peer, "at the connection cap; closing a new connection");
-                return;
+            let ticket = match admission.admit(accepted) {
+                Admit::Accepted(ticket) => ticket,
+                Admit::Refused(ticket) => {
+                    // At once, so the client fails fast rather than waiting
+                    // in the listen queue. A TLS client could not read a
+                    // GOAWAY before its handshake: it sees the socket close.
+                    tracing::debug!(%peer, "at the connection cap; refusing a new connection");
+                    if let (Some(ticket), None) = (ticket, &tls) {
+                        connections.spawn(admission::refuse(stream, ticket));
+                    }
+                    return;
+                }
             };
             let handshake_deadline = tokio::time::Instant::now() + handshake_timeout;
             let _ = stream.set_nodelay(true);

@@ -443,6 +443,53 @@ async fn silent_connections_never_lock_clients_out_under_an_fd_limit_of_256() {
     assert!(evicted >= Some(400.0 - 192.0), "{text}");
 }
 
+#[tokio::test]
+async fn at_the_cap_with_every_connection_established_a_new_one_is_refused_at_once() {
+    let metrics_addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let server = BinaryServer::spawn(&[
+        "--max-connections",
+        "16",
+        "--metrics-listen",
+        &metrics_addr.to_string(),
+    ])
+    .await;
+    // Give the health check of spawn() time to close its connection.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut held = open_many(server.addr, 16).await;
+    for c in &mut held {
+        c.write_all(&handshake()).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let since = Instant::now();
+    let call = tokio::time::timeout(Duration::from_secs(5), async {
+        let channel = tonic::transport::Channel::from_shared(server.url())
+            .unwrap()
+            .connect_lazy();
+        SudokuServiceClient::new(channel)
+            .solve(solve_request())
+            .await
+    })
+    .await
+    .expect("the refused call did not fail within 5 s");
+    let failed_after = since.elapsed();
+    let code = call.as_ref().map_err(|s| s.code()).err();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let text = scrape(metrics_addr).await;
+    let refused = sample(&text, "sudoku_connections_refused_total");
+    println!(
+        "--max-connections 16, all 16 established: a new client's Solve failed with {code:?} \
+         after {}; sudoku_connections_refused_total {refused:?}",
+        secs(failed_after)
+    );
+    assert_eq!(code, Some(tonic::Code::Unavailable), "{call:?}");
+    assert!(refused >= Some(1.0), "{text}");
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    serves_a_new_client(&server.url())
+        .await
+        .expect("served again once connections closed");
+}
+
 /// Reads one HTTP/1.1 response with a Content-Length body; its head.
 async fn read_response(stream: &mut TcpStream) -> String {
     let mut got = Vec::new();
