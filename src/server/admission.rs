@@ -90,7 +90,7 @@ impl Admission {
         tracing::info!(
             max_connections = cap,
             max_pending_handshakes = pending_cap,
-            fd_limit = fd_limit.map_or_else(|| "unlimited".to_string(), |l| l.to_string()),
+            fd_limit = %fd_limit.map_or_else(|| "unlimited".to_string(), |l| l.to_string()),
             "connection cap"
         );
         Admission::with_caps(cap, pending_cap, gauges)

@@ -154,7 +154,8 @@ pub struct Config {
     /// gRPC connections open at once, lowered to what the open-file limit
     /// allows. A quarter of them (at least 16) may be still in their
     /// handshake; past that the oldest such connection is closed to make
-    /// room. At the cap, a new connection is closed at once.
+    /// room. At the cap, a new connection is refused at once (with a
+    /// GOAWAY, REFUSED_STREAM: calls fail with UNAVAILABLE).
     #[arg(long, env = "SUDOKU_MAX_CONNECTIONS", default_value_t = 1_024,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,

@@ -172,6 +172,7 @@ pub async fn install(addr: SocketAddr, header_timeout: Duration) -> anyhow::Resu
             upkeep.run_upkeep();
         }
     });
+    let addr = listener.local_addr().unwrap_or(addr);
     super::scrape::spawn(listener, handle, header_timeout);
     tracing::info!(%addr, "serving Prometheus metrics");
     Ok(())
