@@ -28,6 +28,7 @@ use std::time::Duration;
 use futures::task::AtomicWaker;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 
 use crate::telemetry::metrics::{ConnectionClosed, Gauges};
 
@@ -63,6 +64,8 @@ pub(super) struct Admission {
     /// Connections in their handshake at once.
     pending_cap: usize,
     gauges: Arc<Gauges>,
+    /// Signalled when a socket closes while accept waits for one to.
+    room: Notify,
 }
 
 struct State {
@@ -106,6 +109,7 @@ impl Admission {
             cap,
             pending_cap,
             gauges,
+            room: Notify::new(),
         })
     }
 
@@ -118,7 +122,7 @@ impl Admission {
             self.evict_oldest(&mut state);
         }
         let full = state.held - state.closing >= self.cap;
-        let room = state.held < self.cap + CLOSING_SLACK;
+        let room = state.held < self.descriptors();
         if (full && !self.evict_oldest(&mut state)) || !room {
             self.gauges
                 .connections_refused
@@ -147,6 +151,27 @@ impl Admission {
             admission: self.clone(),
             id,
             slot,
+        }
+    }
+
+    /// Sockets the connections may hold at once, those told to close
+    /// included.
+    fn descriptors(&self) -> usize {
+        self.cap + CLOSING_SLACK
+    }
+
+    /// Resolves when a new connection can be accepted without exceeding
+    /// [`Admission::descriptors`]. Connections told to close release their
+    /// sockets within moments, but a burst of accepts can outrun them:
+    /// accept then waits for them, and new connections wait in the listen
+    /// queue rather than being refused.
+    pub(super) async fn room(&self) {
+        loop {
+            let freed = self.room.notified();
+            if self.lock().held < self.descriptors() {
+                return;
+            }
+            freed.await;
         }
     }
 
@@ -184,9 +209,10 @@ pub(super) struct Ticket {
 
 impl Ticket {
     /// The connection finished its handshake: it is no longer pending,
-    /// and no newer connection can displace it.
-    pub(super) fn established(&self) {
-        self.admission.lock().pending.remove(&self.id);
+    /// and no newer connection can displace it. False when it was told to
+    /// close to make room first: it must close all the same.
+    pub(super) fn established(&self) -> bool {
+        self.admission.lock().pending.remove(&self.id).is_some()
     }
 
     /// Ready once the connection was told to close to make room.
@@ -223,6 +249,9 @@ impl Drop for Ticket {
             state.pending.remove(&self.id);
         }
         self.admission.publish(&state);
+        if state.held < self.admission.descriptors() {
+            self.admission.room.notify_one();
+        }
     }
 }
 
@@ -374,7 +403,8 @@ mod tests {
         let three = admit(&a, 3).unwrap();
         assert!(evicted(&two) && !evicted(&one) && !evicted(&three));
         // Established after it was told to close: it closes all the same.
-        two.established();
+        assert!(!two.established());
+        assert!(three.established());
         assert!(
             two.poll_evicted(&mut Context::from_waker(futures::task::noop_waker_ref()))
                 .is_ready()
@@ -391,5 +421,25 @@ mod tests {
         assert!(admit(&a, 100).is_none(), "too many sockets still open");
         kept.clear();
         assert!(admit(&a, 101).is_some());
+    }
+
+    #[tokio::test]
+    async fn accept_waits_for_sockets_told_to_close_rather_than_refusing() {
+        let a = admission(1, 1);
+        let mut kept: Vec<Ticket> = (0..=CLOSING_SLACK as u64)
+            .map(|id| admit(&a, id).unwrap())
+            .collect();
+        let waiting = tokio::time::timeout(Duration::from_millis(50), a.room()).await;
+        assert!(waiting.is_err(), "room while every descriptor is held");
+        let room = tokio::spawn({
+            let a = a.clone();
+            async move { a.room().await }
+        });
+        tokio::task::yield_now().await;
+        kept.remove(0);
+        tokio::time::timeout(Duration::from_secs(5), room)
+            .await
+            .expect("room once a socket closed")
+            .unwrap();
     }
 }

@@ -221,8 +221,9 @@ impl<I> Deadlines<I> {
                 .as_mut()
                 .reset(Instant::now() + self.header_timeout);
         }
-        if self.owed == Owed::Handshake && owed != Owed::Handshake {
-            self.ticket.established();
+        if self.owed == Owed::Handshake && owed != Owed::Handshake && !self.ticket.established() {
+            // Told to make room just before: the next read fails.
+            self.cut = Some(ConnectionClosed::Evicted);
         }
         self.owed = owed;
     }

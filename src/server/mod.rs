@@ -239,7 +239,10 @@ impl Prepared {
         loop {
             let (stream, peer) = tokio::select! {
                 _ = &mut signal => break,
-                accepted = listener.accept() => match accepted {
+                accepted = async {
+                    admission.room().await;
+                    listener.accept().await
+                } => match accepted {
                     Ok(a) => a,
                     Err(e) => {
                         // Out of file descriptors and the like: back off, keep serving.
