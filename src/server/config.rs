@@ -126,6 +126,39 @@ pub struct Config {
     /// they are cut and the process exits, in milliseconds.
     #[arg(long, env = "SUDOKU_DRAIN_TIMEOUT_MS", default_value_t = 10_000)]
     pub drain_timeout_ms: u64,
+
+    // Connections that never speak, or speak too slowly: the listen queue,
+    // the handshake and header deadlines, and the cap on connections.
+    /// Connections the kernel may queue for accept (listen(2)'s backlog;
+    /// the kernel caps it at net.core.somaxconn). Past it, new connects
+    /// wait for SYN retransmits, a second or more each.
+    #[arg(long, env = "SUDOKU_LISTEN_BACKLOG", default_value_t = 1_024,
+          value_parser = clap::value_parser!(u32).range(1..=65_535))]
+    pub listen_backlog: u32,
+
+    /// How long a new connection may take, from accept, to finish its
+    /// handshake (TLS, then the HTTP/2 preface and first SETTINGS frame),
+    /// in milliseconds; past it the connection is closed.
+    #[arg(long, env = "SUDOKU_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub handshake_timeout_ms: u64,
+
+    /// How long a client may take to send one request's headers (an HTTP/2
+    /// header block, from its first byte to END_HEADERS; on the metrics
+    /// port, an HTTP/1.1 request head), in milliseconds; past it the
+    /// connection is closed.
+    #[arg(long, env = "SUDOKU_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_ms: u64,
+
+    /// gRPC connections open at once, lowered to what the open-file limit
+    /// allows. A quarter of them (at least 16) may be still in their
+    /// handshake; past that the oldest such connection is closed to make
+    /// room. At the cap, a new connection is refused at once (with a
+    /// GOAWAY, REFUSED_STREAM: calls fail with UNAVAILABLE).
+    #[arg(long, env = "SUDOKU_MAX_CONNECTIONS", default_value_t = 1_024,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
 }
 
 impl Default for Config {
@@ -173,6 +206,16 @@ impl Config {
         Duration::from_millis(self.drain_timeout_ms)
     }
 
+    /// The handshake deadline as a duration.
+    pub fn handshake_timeout(&self) -> Duration {
+        Duration::from_millis(self.handshake_timeout_ms)
+    }
+
+    /// The header-read deadline as a duration.
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_millis(self.header_read_timeout_ms)
+    }
+
     /// Threads of the async runtime: as many as solver threads.
     pub fn runtime_threads(&self) -> usize {
         self.worker_threads()
@@ -198,6 +241,10 @@ mod tests {
         assert_eq!(c.listen, "127.0.0.1:50051".parse().unwrap());
         assert_eq!(c.max_batch_items, 1024);
         assert_eq!(c.log_format, LogFormat::Text);
+        assert_eq!(c.listen_backlog, 1024);
+        assert_eq!(c.handshake_timeout(), Duration::from_secs(10));
+        assert_eq!(c.header_read_timeout(), Duration::from_secs(10));
+        assert_eq!(c.max_connections, 1024);
     }
 
     #[test]

@@ -12,6 +12,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Edge;
+use super::admission::Ticket;
+use super::deadlines::Deadlines;
 use crate::service::Tenant;
 
 /// How old a connection must be before a drain sends it GOAWAY (see
@@ -31,12 +33,17 @@ pub(super) struct Connection {
     pub(super) max_age: Option<Duration>,
     pub(super) age_grace: Duration,
     pub(super) drain: Duration,
+    /// When the handshake must be over (see [`Deadlines`]).
+    pub(super) handshake_deadline: tokio::time::Instant,
+    /// How long one header block may take.
+    pub(super) header_timeout: Duration,
 }
 
 impl Connection {
-    /// Serves HTTP/2 on `io` until the peer leaves, or until a GOAWAY (on
-    /// shutdown or old age) and its grace period are over.
-    pub(super) async fn serve<I>(self, io: I)
+    /// Serves HTTP/2 on `io` until the peer leaves, misses a deadline or
+    /// is told to make room (`ticket`), or until a GOAWAY (on shutdown or
+    /// old age) and its grace period are over.
+    pub(super) async fn serve<I>(self, io: I, ticket: Ticket)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
@@ -50,9 +57,16 @@ impl Connection {
             max_age,
             age_grace,
             drain,
+            handshake_deadline,
+            header_timeout,
         } = self;
         let io = Lingering {
-            io: Some(io),
+            io: Some(Deadlines::new(
+                io,
+                ticket,
+                handshake_deadline,
+                header_timeout,
+            )),
             tasks: lingering,
         };
         let conn = http2.serve_connection(
@@ -147,16 +161,18 @@ const LINGER: Duration = Duration::from_secs(2);
 /// UNAVAILABLE would arrive as UNKNOWN "broken pipe"). So on drop the socket
 /// is handed to a task, tracked with the connections so the process waits
 /// for it, that reads and discards until the client closes, for at most
-/// [`LINGER`].
+/// [`LINGER`]. A connection cut for a missed deadline or to make room
+/// closes at once instead: its client is not owed its answers, and its
+/// descriptor is wanted.
 struct Lingering<I: tokio::io::AsyncRead + Unpin + Send + 'static> {
-    io: Option<I>,
+    io: Option<Deadlines<I>>,
     tasks: TaskTracker,
 }
 
 impl<I: tokio::io::AsyncRead + Unpin + Send + 'static> Drop for Lingering<I> {
     fn drop(&mut self) {
         let Some(mut io) = self.io.take() else { return };
-        if tokio::runtime::Handle::try_current().is_err() {
+        if !io.should_linger() || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
         self.tasks.spawn(async move {

@@ -1,9 +1,40 @@
-//! The listening socket: taking the connections the kernel queued when the
-//! server stops listening, and the shutdown signal that starts a drain.
+//! The listening socket: binding it with a backlog of our choosing, taking
+//! the connections the kernel queued when the server stops listening, and
+//! the shutdown signal that starts a drain.
 
 use std::net::SocketAddr;
 
 use tokio::net::{TcpListener, TcpStream};
+
+/// Listens on `addr` with room for `backlog` connections waiting to be
+/// accepted, with SO_REUSEADDR as tokio sets it (a restarted server binds
+/// at once while the old one's connections are in TIME_WAIT). tokio's own
+/// bind fixes the backlog at 128: a burst of connects past it (a fleet of
+/// clients reconnecting after a restart) waits for SYN retransmits, a
+/// second or more each.
+pub(super) fn bind(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    #[cfg(not(windows))]
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
+    socket.set_nonblocking(true)?;
+    let listener = TcpListener::from_std(socket.into())?;
+    #[cfg(target_os = "linux")]
+    if let Some(somaxconn) = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .filter(|&max| max < backlog)
+    {
+        tracing::warn!(
+            backlog,
+            somaxconn,
+            "the kernel caps the listen backlog at net.core.somaxconn"
+        );
+    }
+    Ok(listener)
+}
 
 /// Closes `listener`, returning the connections the kernel had already
 /// accepted for it but the server had not taken yet.

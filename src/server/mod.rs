@@ -7,7 +7,9 @@
 //! | `config.rs` | every setting, with its flag, environment variable and default |
 //! | `calls.rs` | every call counted at the edge, whoever answered it |
 //! | `listener.rs` | the listening socket, its backlog, the shutdown signal |
+//! | `admission.rs` | the cap on connections, room for new ones while silent ones flood in |
 //! | `connection.rs` | one connection's life: HTTP/2, GOAWAY on drain or age, lingering close |
+//! | `deadlines.rs` | the handshake and header-block deadlines, following HTTP/2 framing |
 //! | `http2.rs` | HTTP/2 settings, compression encodings and how they are advertised |
 //! | `tls.rs` | the TLS acceptor (mutual TLS with a client CA) |
 //! | `health.rs` | health that turns NOT_SERVING on drain, and reflection |
@@ -27,17 +29,20 @@ use tonic_health::server::{HealthReporter, HealthService};
 
 use crate::pb::sudoku_service_server::SudokuServiceServer;
 use crate::service::{Sudoku, Tenant};
-use crate::telemetry::metrics::{self, Gauges};
+use crate::telemetry::metrics::{self, ConnectionClosed, Gauges};
+use admission::{Admission, Admit};
 use calls::Calls;
 use connection::Connection;
 use health::DrainingHealth;
 use http2::{AdvertiseEncodings, ENCODINGS};
 use listener::take_backlog;
-use tls::{TLS_HANDSHAKE_TIMEOUT, tls_acceptor};
+use tls::tls_acceptor;
 
+mod admission;
 mod calls;
 pub mod config;
 mod connection;
+mod deadlines;
 mod health;
 mod http2;
 mod listener;
@@ -61,10 +66,10 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Binds `config.listen` and builds the service.
+    /// Binds `config.listen` (with `config.listen_backlog`) and builds the
+    /// service.
     pub async fn bind(config: Config) -> anyhow::Result<Prepared> {
-        let listener = TcpListener::bind(config.listen)
-            .await
+        let listener = listener::bind(config.listen, config.listen_backlog)
             .with_context(|| format!("cannot listen on {}", config.listen))?;
         Prepared::with_listener(config, listener)
     }
@@ -114,9 +119,10 @@ impl Prepared {
         } = self;
         let addr = listener.local_addr().ok();
         if let Some(metrics_addr) = config.metrics_listen {
-            metrics::install(metrics_addr)?;
+            metrics::install(metrics_addr, config.header_read_timeout()).await?;
             metrics::spawn_publisher(service.gauges());
         }
+        let admission = Admission::new(config.max_connections, service.gauges());
         // Every service takes the same encodings, so the one
         // grpc-accept-encoding header the routes advertise is true of each.
         macro_rules! compressed {
@@ -162,6 +168,8 @@ impl Prepared {
         let max_age = secs(config.max_connection_age_secs);
         let age_grace = Duration::from_secs(config.max_connection_age_grace_secs);
         let drain = config.drain_timeout();
+        let handshake_timeout = config.handshake_timeout();
+        let header_timeout = config.header_read_timeout();
 
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => {
@@ -172,8 +180,22 @@ impl Prepared {
         let connections = TaskTracker::new();
         let mut accepted: u64 = 0;
         let mut spawn_connection = |stream: TcpStream, peer: SocketAddr| {
-            let _ = stream.set_nodelay(true);
             accepted += 1;
+            let ticket = match admission.admit(accepted) {
+                Admit::Accepted(ticket) => ticket,
+                Admit::Refused(ticket) => {
+                    // At once, so the client fails fast rather than waiting
+                    // in the listen queue. A TLS client could not read a
+                    // GOAWAY before its handshake: it sees the socket close.
+                    tracing::debug!(%peer, "at the connection cap; refusing a new connection");
+                    if let (Some(ticket), None) = (ticket, &tls) {
+                        connections.spawn(admission::refuse(stream, ticket));
+                    }
+                    return;
+                }
+            };
+            let handshake_deadline = tokio::time::Instant::now() + handshake_timeout;
+            let _ = stream.set_nodelay(true);
             let conn = Connection {
                 lingering: connections.clone(),
                 http2: http2.clone(),
@@ -184,23 +206,38 @@ impl Prepared {
                 max_age,
                 age_grace,
                 drain,
+                handshake_deadline,
+                header_timeout,
             };
             match tls.clone() {
                 None => {
-                    connections.spawn(conn.serve(stream));
+                    connections.spawn(conn.serve(stream, ticket));
                 }
                 Some(acceptor) => {
                     connections.spawn(async move {
                         // The handshake runs in the connection's task so a
-                        // slow or wrong client never holds up accept.
-                        match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream))
-                            .await
-                        {
-                            Ok(Ok(tls)) => conn.serve(tls).await,
+                        // slow or wrong client never holds up accept. Its
+                        // deadline is the whole handshake's, HTTP/2 preface
+                        // included, and it makes room like any pending
+                        // connection.
+                        let handshake =
+                            tokio::time::timeout_at(handshake_deadline, acceptor.accept(stream));
+                        let handshake = tokio::select! {
+                            done = handshake => done,
+                            () = ticket.evicted() => {
+                                tracing::debug!(%peer, "closed in its TLS handshake to make room");
+                                return;
+                            }
+                        };
+                        match handshake {
+                            Ok(Ok(tls)) => conn.serve(tls, ticket).await,
                             Ok(Err(e)) => {
                                 tracing::debug!(%peer, error = %e, "TLS handshake failed")
                             }
-                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                            Err(_) => {
+                                ticket.count_closed(ConnectionClosed::HandshakeTimeout);
+                                tracing::debug!(%peer, "TLS handshake timed out");
+                            }
                         }
                     });
                 }
@@ -211,7 +248,10 @@ impl Prepared {
         loop {
             let (stream, peer) = tokio::select! {
                 _ = &mut signal => break,
-                accepted = listener.accept() => match accepted {
+                accepted = async {
+                    admission.room().await;
+                    listener.accept().await
+                } => match accepted {
                     Ok(a) => a,
                     Err(e) => {
                         // Out of file descriptors and the like: back off, keep serving.

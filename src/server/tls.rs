@@ -1,13 +1,12 @@
 //! TLS: an acceptor from PEM files (ring only, ALPN h2), with client
 //! certificates checked when a client CA is given (mutual TLS).
+//!
+//! The handshake is bounded by `--handshake-timeout-ms` from accept,
+//! together with the HTTP/2 preface that follows it (see `deadlines.rs`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
-
-/// How long a client may take to finish the TLS handshake.
-pub(super) const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A TLS acceptor for `cert` and `key` (PEM), asking for client
 /// certificates signed by `client_ca` when given. Uses the ring provider

@@ -13,6 +13,9 @@
 //! | `sudoku_solving` | gauge | puzzles being solved now |
 //! | `sudoku_streams_open` | gauge | SolveBatch streams open now |
 //! | `sudoku_batch_messages_total` | counter | SolveBatch request messages answered |
+//! | `sudoku_connections_open` | gauge | gRPC connections open now |
+//! | `sudoku_connections_refused_total` | counter | gRPC connections closed at once, the server being at its connection cap |
+//! | `sudoku_connections_closed_total` | counter | `reason` (handshake_timeout, header_timeout, evicted): gRPC connections the server closed early |
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -68,6 +71,36 @@ impl PuzzleOutcome {
     }
 }
 
+/// Why the server closed a connection before its client did, as
+/// `sudoku_connections_closed_total` counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionClosed {
+    /// The handshake (TLS, HTTP/2 preface and SETTINGS) took too long.
+    HandshakeTimeout,
+    /// A header block took too long.
+    HeaderTimeout,
+    /// Still in its handshake when room was needed for a newer connection.
+    Evicted,
+}
+
+impl ConnectionClosed {
+    /// Every reason, in the index order of [`Gauges::connections_closed`].
+    pub const ALL: [ConnectionClosed; 3] = [
+        ConnectionClosed::HandshakeTimeout,
+        ConnectionClosed::HeaderTimeout,
+        ConnectionClosed::Evicted,
+    ];
+
+    /// The `reason` label.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectionClosed::HandshakeTimeout => "handshake_timeout",
+            ConnectionClosed::HeaderTimeout => "header_timeout",
+            ConnectionClosed::Evicted => "evicted",
+        }
+    }
+}
+
 /// Counters and gauges of the service's own work: plain atomics, bumped on
 /// the hot path with one relaxed add and published to the recorder off it.
 #[derive(Debug, Default)]
@@ -80,6 +113,14 @@ pub struct Gauges {
     pub puzzles: [AtomicU64; 6],
     /// SolveBatch request messages answered since start.
     pub batch_messages: AtomicU64,
+    /// gRPC connections open now (their sockets held, lingering ones too).
+    pub connections_open: AtomicUsize,
+    /// gRPC connections closed as soon as accepted, the server being at
+    /// its connection cap.
+    pub connections_refused: AtomicU64,
+    /// gRPC connections the server closed early, by reason (see
+    /// [`ConnectionClosed::ALL`]).
+    pub connections_closed: [AtomicU64; 3],
 }
 
 impl Gauges {
@@ -92,13 +133,26 @@ impl Gauges {
     pub fn counted(&self, outcome: PuzzleOutcome) -> u64 {
         self.puzzles[outcome as usize].load(Ordering::Relaxed)
     }
+
+    /// Counts one connection the server closed early, `why`.
+    pub fn count_closed(&self, why: ConnectionClosed) {
+        self.connections_closed[why as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Connections closed early `why` so far.
+    pub fn closed(&self, why: ConnectionClosed) -> u64 {
+        self.connections_closed[why as usize].load(Ordering::Relaxed)
+    }
 }
 
 /// Installs the Prometheus recorder and serves it on `addr` (any path,
-/// `/metrics` by convention).
-pub fn install(addr: SocketAddr) -> anyhow::Result<()> {
-    PrometheusBuilder::new()
-        .with_http_listener(addr)
+/// `/metrics` by convention), with `header_timeout` for each request head
+/// (see [`super::scrape`]).
+pub async fn install(addr: SocketAddr, header_timeout: Duration) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot serve metrics on {addr}"))?;
+    let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full("grpc_server_handling_seconds".into()),
             &[
@@ -107,8 +161,21 @@ pub fn install(addr: SocketAddr) -> anyhow::Result<()> {
             ],
         )
         .context("bad histogram buckets")?
-        .install()
-        .with_context(|| format!("cannot serve metrics on {addr}"))?;
+        .install_recorder()
+        .context("cannot install the metrics recorder")?;
+    // The recorder leaves its upkeep (draining histogram samples into
+    // their buckets between scrapes) to whoever holds the handle; the
+    // exporter's own listener ran it every 5 s.
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            tick.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    let addr = listener.local_addr().unwrap_or(addr);
+    super::scrape::spawn(listener, handle, header_timeout);
     tracing::info!(%addr, "serving Prometheus metrics");
     Ok(())
 }
@@ -125,6 +192,12 @@ pub fn spawn_publisher(gauges: Arc<Gauges>) {
             .iter()
             .map(|o| metrics::counter!("sudoku_puzzles_total", "outcome" => o.name()))
             .collect();
+        let connections = metrics::gauge!("sudoku_connections_open");
+        let refused = metrics::counter!("sudoku_connections_refused_total");
+        let closed: Vec<_> = ConnectionClosed::ALL
+            .iter()
+            .map(|r| metrics::counter!("sudoku_connections_closed_total", "reason" => r.name()))
+            .collect();
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         loop {
             tick.tick().await;
@@ -132,6 +205,11 @@ pub fn spawn_publisher(gauges: Arc<Gauges>) {
             streams.set(gauges.open_streams.load(Ordering::Relaxed) as f64);
             messages.absolute(gauges.batch_messages.load(Ordering::Relaxed));
             for (counter, value) in outcomes.iter().zip(gauges.puzzles.iter()) {
+                counter.absolute(value.load(Ordering::Relaxed));
+            }
+            connections.set(gauges.connections_open.load(Ordering::Relaxed) as f64);
+            refused.absolute(gauges.connections_refused.load(Ordering::Relaxed));
+            for (counter, value) in closed.iter().zip(gauges.connections_closed.iter()) {
                 counter.absolute(value.load(Ordering::Relaxed));
             }
         }

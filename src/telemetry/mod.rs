@@ -3,6 +3,7 @@
 
 pub mod metrics;
 pub mod repeats;
+mod scrape;
 
 use clap::ValueEnum;
 

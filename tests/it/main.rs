@@ -6,6 +6,7 @@ mod support;
 mod buf;
 mod cli;
 mod codes;
+mod connections;
 mod corpus;
 mod flow_control;
 mod metrics;

@@ -155,9 +155,26 @@ impl BinaryServer {
     /// Starts `sudoku-server` with `args` (plus `--listen`), logging at
     /// `warn` to a pipe, and waits until it answers health checks.
     pub async fn spawn(args: &[&str]) -> BinaryServer {
+        Self::spawn_with_prefix(&[], args).await
+    }
+
+    /// [`BinaryServer::spawn`], the binary started by the program
+    /// `prefix` names (with its arguments), which must `exec` it with the
+    /// arguments that follow: `&["sh", "-c", "ulimit -n 256 && exec \"$@\"", "sh"]`
+    /// runs it under an open-file limit of 256.
+    pub async fn spawn_with_prefix(prefix: &[&str], args: &[&str]) -> BinaryServer {
         use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
         let addr = SocketAddr::from(([127, 0, 0, 1], super::free_port()));
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_sudoku-server"))
+        let binary = env!("CARGO_BIN_EXE_sudoku-server");
+        let mut command = match prefix.split_first() {
+            None => std::process::Command::new(binary),
+            Some((program, rest)) => {
+                let mut c = std::process::Command::new(program);
+                c.args(rest).arg(binary);
+                c
+            }
+        };
+        let child = command
             .arg("--listen")
             .arg(addr.to_string())
             .args(args)
