@@ -171,8 +171,11 @@ impl<R: std::io::Read> Reader<R> {
     /// A fault on line `n`: the fault of the open grid when there is one
     /// (or when the line looks like a grid's first row), else an entry of
     /// its own.
-    fn fault(&mut self, n: usize, raw: &str, msg: String, tokens: usize) {
-        if tokens <= ROW_LIKE && tokens > 0 {
+    /// `tokens` counts the line's cells and bad characters, `cells` its cells.
+    fn fault(&mut self, n: usize, raw: &str, msg: String, tokens: usize, cells: usize) {
+        let row_like = (1..=ROW_LIKE).contains(&tokens);
+        // Only a line that is mostly cells starts a grid of its own.
+        if row_like && (self.block.is_some() || cells * 2 >= tokens) {
             let b = self.block.get_or_insert_with(|| Block {
                 start: n,
                 rows: 0,
@@ -245,7 +248,7 @@ impl<R: std::io::Read> Reader<R> {
                         e.valid_up_to() + 1,
                         buf[e.valid_up_to()]
                     );
-                    self.fault(n, &raw, msg, ROW_LIKE + 1);
+                    self.fault(n, &raw, msg, ROW_LIKE + 1, 0);
                     self.buf = buf;
                     continue;
                 }
@@ -309,7 +312,7 @@ impl<R: std::io::Read> Reader<R> {
             let msg = format!(
                 "line {n}, column {col}: unexpected character {c:?}; expected '1'-'9', '.' or '0'"
             );
-            self.fault(n, raw_line, msg, tokens);
+            self.fault(n, raw_line, msg, tokens, count);
             return;
         }
         match count {
@@ -352,7 +355,7 @@ impl<R: std::io::Read> Reader<R> {
                 let msg = format!(
                     "line {n}: found {k} cells; expected 81 on one line or 9 per row of a grid"
                 );
-                self.fault(n, raw_line, msg, tokens);
+                self.fault(n, raw_line, msg, tokens, count);
             }
         }
     }
@@ -362,12 +365,13 @@ impl<R: std::io::Read> Iterator for Reader<R> {
     type Item = std::io::Result<Entry>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.ready.is_empty() && !self.done {
-            if let Err(e) = self.advance() {
-                self.done = true;
-                self.block = None;
-                return Some(Err(e));
-            }
+        if self.ready.is_empty()
+            && !self.done
+            && let Err(e) = self.advance()
+        {
+            self.done = true;
+            self.block = None;
+            return Some(Err(e));
         }
         self.ready.pop_front().map(Ok)
     }
@@ -549,18 +553,25 @@ mod tests {
     fn a_bad_row_is_one_fault_of_its_grid_and_the_reader_resynchronises() {
         let mut rows: Vec<String> = SPACED.lines().map(String::from).collect();
         rows[6] = "0 6 0 0 x 0 2 8 0".into();
-        let text = format!("{}\n\n{SPACED}{LINE}\n", rows.join("\n"));
+        let text = format!("not a puzzle\n{}\n\n{SPACED}{LINE}\n", rows.join("\n"));
         let e = read_puzzles(&text);
-        assert_eq!(e.len(), 3, "{e:?}");
+        assert_eq!(e.len(), 4, "{e:?}");
         assert_eq!(e[0].line, 1);
-        assert_eq!(
-            e[0].puzzle,
-            Err("line 7, column 9: unexpected character 'x'; expected '1'-'9', '.' or '0'".into())
+        assert!(
+            e[0].puzzle
+                .as_ref()
+                .unwrap_err()
+                .starts_with("line 1, column 1")
         );
-        assert_eq!(e[0].raw.lines().count(), 9);
-        assert_eq!(e[1].line, 11);
-        assert_eq!(e[1].puzzle.clone().unwrap().to_text(), LINE);
-        assert!(e[2].puzzle.is_ok());
+        assert_eq!(e[1].line, 2);
+        assert_eq!(
+            e[1].puzzle,
+            Err("line 8, column 9: unexpected character 'x'; expected '1'-'9', '.' or '0'".into())
+        );
+        assert_eq!(e[1].raw.lines().count(), 9);
+        assert_eq!(e[2].line, 12);
+        assert_eq!(e[2].puzzle.clone().unwrap().to_text(), LINE);
+        assert!(e[3].puzzle.is_ok());
         // The same grid with no blank line after it: the rows still count.
         let e = read_puzzles(&format!("{}\n{LINE}\n", rows.join("\n")));
         assert_eq!(e.len(), 2, "{e:?}");
