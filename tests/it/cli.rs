@@ -433,3 +433,51 @@ async fn local_and_server_say_the_same_about_bad_givens() {
     );
     assert!(!stderr.contains("items["), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_server_that_dies_mid_run_is_exit_2_with_the_count_answered() {
+    use std::io::{BufRead, BufReader, Read};
+    let server = crate::support::BinaryServer::spawn(&[]).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .args(["solve", "--server", &server.url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{CLASSIC}").unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    assert_eq!(answer.trim_end(), CLASSIC_SOLVED);
+    let killed = Command::new("kill")
+        .args(["-KILL", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // Input is still open: the client must notice the loss by itself.
+    let _ = writeln!(stdin, "{CLASSIC}");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(15),
+            "the client did not notice the server was gone"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    drop(stdin);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("lost the server"), "{stderr}");
+    assert!(stderr.contains("1 puzzles answered"), "{stderr}");
+}
