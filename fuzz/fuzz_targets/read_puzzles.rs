@@ -40,17 +40,19 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             Err(msg) => {
-                let prefix = format!("line {}", e.line);
-                assert!(
-                    msg.starts_with(&prefix),
-                    "{msg:?} does not start with {prefix:?}"
-                );
+                // A grid's fault names the line of the fault, which is the
+                // grid's first line or one after it.
+                let rest = msg.strip_prefix("line ").unwrap();
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let at: usize = digits.parse().unwrap();
+                assert!(at >= e.line, "{msg:?} names a line before the entry's {}", e.line);
+                let prefix = format!("line {at}");
                 // "line N, column C: unexpected character X; ..." must name the
                 // character at column C (1-based, in characters) of line N.
                 if let Some(rest) = msg.strip_prefix(&format!("{prefix}, column ")) {
                     let (col, rest) = rest.split_once(": unexpected character ").unwrap();
                     let col: usize = col.parse().unwrap();
-                    let line = text.lines().nth(e.line - 1).unwrap();
+                    let line = text.lines().nth(at - 1).unwrap();
                     let at = line.chars().nth(col - 1);
                     let shown = at.map(|c| format!("{c:?}"));
                     assert!(

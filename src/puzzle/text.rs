@@ -51,149 +51,352 @@ fn cell_value(c: char) -> u8 {
     }
 }
 
+/// Longest line the reader keeps, in bytes; the rest of a longer line is
+/// read and dropped, so one line without a newline (a binary file, a
+/// runaway generator) costs this much memory and no more.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// Lines with this many cells (or bad characters) or fewer look like one
+/// row of a grid: a fault in one is reported as the fault of the grid it
+/// belongs to, so the grid's other rows do not become puzzles of their own.
+const ROW_LIKE: usize = 17;
+
 struct Block {
     start: usize,
-    rows: Vec<[u8; 9]>,
+    rows: usize,
+    cells: [u8; CELLS],
     raw: String,
     format: Format,
+    error: Option<String>,
 }
 
-/// Reads every puzzle in `text`.
-pub fn read_puzzles(text: &str) -> Vec<Entry> {
-    let mut out = Vec::new();
-    let mut block: Option<Block> = None;
-    let flush_partial = |block: &mut Option<Block>, out: &mut Vec<Entry>| {
-        if let Some(b) = block.take() {
-            out.push(Entry {
-                line: b.start,
-                format: b.format,
-                puzzle: Err(format!(
-                    "line {}: incomplete grid: {} of 9 rows",
-                    b.start,
-                    b.rows.len()
-                )),
-                raw: b.raw,
-            });
+impl Block {
+    fn into_entry(self) -> Entry {
+        let puzzle = match self.error {
+            Some(e) => Err(e),
+            None if self.rows < 9 => Err(format!(
+                "line {}: incomplete grid: {} of 9 rows",
+                self.start, self.rows
+            )),
+            None => Ok(Grid(self.cells)),
+        };
+        Entry {
+            line: self.start,
+            format: self.format,
+            puzzle,
+            raw: self.raw,
         }
-    };
-    for (i, raw_line) in text.lines().enumerate() {
-        let n = i + 1;
-        let line = raw_line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            if line.is_empty() {
-                flush_partial(&mut block, &mut out);
+    }
+
+    fn push_raw(&mut self, line: &str) {
+        if !self.raw.is_empty() {
+            self.raw.push('\n');
+        }
+        self.raw.push_str(line);
+    }
+}
+
+/// Reads puzzles one record at a time from a byte stream: memory stays
+/// that of one line (at most [`MAX_LINE`]) and one grid, however long the
+/// input. Yields entries in input order; an `Err` (a read error, or input
+/// that is not text) ends the stream.
+pub struct Reader<R> {
+    inner: std::io::BufReader<R>,
+    line_no: usize,
+    buf: Vec<u8>,
+    block: Option<Block>,
+    ready: std::collections::VecDeque<Entry>,
+    done: bool,
+}
+
+impl<R: std::io::Read> Reader<R> {
+    /// A reader over `inner`, buffered here.
+    pub fn new(inner: R) -> Reader<R> {
+        Reader {
+            inner: std::io::BufReader::with_capacity(64 * 1024, inner),
+            line_no: 0,
+            buf: Vec::with_capacity(256),
+            block: None,
+            ready: std::collections::VecDeque::with_capacity(2),
+            done: false,
+        }
+    }
+
+    /// True when the next entry can be had without waiting on the input:
+    /// read bytes are buffered. A caller that batches entries sends what it
+    /// has before asking for more when this is false, so a puzzle written
+    /// to a pipe is answered before the writer sends the next one.
+    pub fn has_buffered(&self) -> bool {
+        !self.ready.is_empty() || !self.inner.buffer().is_empty()
+    }
+
+    /// Reads the next line into `buf` (without its end), keeping at most
+    /// [`MAX_LINE`] bytes. Returns the line's full length in bytes, or
+    /// `None` at the end of the input.
+    fn read_line(&mut self) -> std::io::Result<Option<usize>> {
+        use std::io::BufRead;
+        self.buf.clear();
+        let mut total = 0usize;
+        let mut any = false;
+        loop {
+            let avail = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail.is_empty() {
+                return Ok(any.then_some(total));
             }
-            continue;
+            any = true;
+            let (chunk, used, end) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (&avail[..i], i + 1, true),
+                None => (avail, avail.len(), false),
+            };
+            let room = MAX_LINE.saturating_sub(self.buf.len());
+            self.buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            total += chunk.len();
+            self.inner.consume(used);
+            if end {
+                return Ok(Some(total));
+            }
         }
-        // An 81-character line; anything after it is commentary.
-        let head: Vec<char> = line.chars().take(CELLS + 1).collect();
-        if head.len() >= CELLS
-            && head[..CELLS].iter().all(|&c| is_cell(c))
-            && head.get(CELLS).is_none_or(|c| !is_cell(*c))
+    }
+
+    fn flush_block(&mut self) {
+        if let Some(b) = self.block.take() {
+            self.ready.push_back(b.into_entry());
+        }
+    }
+
+    /// A fault on line `n`: the fault of the open grid when there is one
+    /// (or when the line looks like a grid's first row), else an entry of
+    /// its own.
+    /// `tokens` counts the line's cells and bad characters, `cells` its cells.
+    fn fault(&mut self, n: usize, raw: &str, msg: String, tokens: usize, cells: usize) {
+        let row_like = (1..=ROW_LIKE).contains(&tokens);
+        // Only a line that is mostly cells starts a grid of its own.
+        if row_like && (self.block.is_some() || cells * 2 >= tokens) {
+            let b = self.block.get_or_insert_with(|| Block {
+                start: n,
+                rows: 0,
+                cells: [0; CELLS],
+                raw: String::new(),
+                format: Format::Grid { spaced: true },
+                error: None,
+            });
+            b.error.get_or_insert(msg);
+            b.rows += 1;
+            b.push_raw(raw);
+            if b.rows == 9 {
+                self.flush_block();
+            }
+            return;
+        }
+        self.flush_block();
+        self.ready.push_back(Entry {
+            line: n,
+            format: Format::Line,
+            puzzle: Err(msg),
+            raw: raw.to_string(),
+        });
+    }
+
+    /// Reads lines until at least one entry is ready or the input ends.
+    fn advance(&mut self) -> std::io::Result<()> {
+        while self.ready.is_empty() {
+            let Some(len) = self.read_line()? else {
+                self.flush_block();
+                self.done = true;
+                return Ok(());
+            };
+            self.line_no += 1;
+            let n = self.line_no;
+            if let Some(col) = self.buf.iter().position(|&b| b == 0) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "line {n}, byte {}: a NUL byte; the input is not text",
+                        col + 1
+                    ),
+                ));
+            }
+            if len > MAX_LINE {
+                let shown = String::from_utf8_lossy(&self.buf[..CELLS]).into_owned();
+                self.flush_block();
+                self.ready.push_back(Entry {
+                    line: n,
+                    format: Format::Line,
+                    puzzle: Err(format!(
+                        "line {n}: too long ({len} bytes without a line break); \
+                         a puzzle takes 81 characters"
+                    )),
+                    raw: shown + "...",
+                });
+                continue;
+            }
+            let buf = std::mem::take(&mut self.buf);
+            let raw_line = match std::str::from_utf8(&buf) {
+                Ok(s) => s.strip_suffix('\r').unwrap_or(s),
+                Err(e) => {
+                    if buf.trim_ascii_start().starts_with(b"#") {
+                        self.buf = buf;
+                        continue; // a comment in another encoding
+                    }
+                    let raw = String::from_utf8_lossy(&buf).into_owned();
+                    let msg = format!(
+                        "line {n}, byte {}: not UTF-8 text (byte 0x{:02x})",
+                        e.valid_up_to() + 1,
+                        buf[e.valid_up_to()]
+                    );
+                    self.fault(n, &raw, msg, ROW_LIKE + 1, 0);
+                    self.buf = buf;
+                    continue;
+                }
+            };
+            self.line(n, raw_line);
+            self.buf = buf;
+        }
+        Ok(())
+    }
+
+    /// One line of text, `n` its number.
+    fn line(&mut self, n: usize, raw_line: &str) {
+        let line = raw_line.trim();
+        if line.is_empty() {
+            self.flush_block();
+            return;
+        }
+        if line.starts_with('#') {
+            return;
+        }
+        // An 81-character line; anything after it is commentary. Cells are
+        // ASCII, so bytes and characters agree up to the 82nd.
+        let bytes = line.as_bytes();
+        if bytes.len() >= CELLS
+            && bytes.get(CELLS).is_none_or(|&b| !is_cell_byte(b))
+            && let Some(g) = line_grid(&bytes[..CELLS])
         {
-            flush_partial(&mut block, &mut out);
-            let text: String = head[..CELLS].iter().collect();
-            out.push(Entry {
+            self.flush_block();
+            self.ready.push_back(Entry {
                 line: n,
                 format: Format::Line,
-                puzzle: Grid::from_text(&text).map_err(|e| format!("line {n}: {e}")),
-                raw: text,
+                puzzle: Ok(g),
+                raw: line[..CELLS].to_string(),
             });
-            continue;
+            return;
         }
         // Otherwise a row (or a whole bracketed board) of cells with separators.
         let bracketed = line.starts_with('[') || line.starts_with('"');
-        let mut cells = Vec::with_capacity(CELLS);
+        let mut cells = [0u8; CELLS];
+        let mut count = 0usize;
+        let mut tokens = 0usize;
         let mut spaced = false;
         let mut bad = None;
         // Columns are counted in the line as written, before trimming.
         let indent = raw_line.chars().count() - raw_line.trim_start().chars().count();
         for (col, c) in line.chars().enumerate() {
             if is_cell(c) {
-                cells.push(cell_value(c));
+                if count < CELLS {
+                    cells[count] = cell_value(c);
+                }
+                count += 1;
+                tokens += 1;
             } else if c.is_whitespace() {
                 spaced = true;
             } else if !matches!(c, '|' | '-' | '+' | ',' | '"' | '\'' | '[' | ']') {
-                bad = Some((indent + col + 1, c));
-                break;
+                tokens += 1;
+                bad.get_or_insert((indent + col + 1, c));
             }
         }
         if let Some((col, c)) = bad {
-            flush_partial(&mut block, &mut out);
-            out.push(Entry {
-                line: n,
-                format: Format::Line,
-                puzzle: Err(format!(
-                    "line {n}, column {col}: unexpected character {c:?}; expected '1'-'9', '.' or '0'"
-                )),
-                raw: raw_line.to_string(),
-            });
-            continue;
+            let msg = format!(
+                "line {n}, column {col}: unexpected character {c:?}; expected '1'-'9', '.' or '0'"
+            );
+            self.fault(n, raw_line, msg, tokens, count);
+            return;
         }
-        match cells.len() {
-            0 => continue, // a ruler such as "------+-------+------"
+        match count {
+            0 => {} // a ruler such as "------+-------+------"
             CELLS => {
-                flush_partial(&mut block, &mut out);
-                let mut g = [0u8; CELLS];
-                g.copy_from_slice(&cells);
-                out.push(Entry {
+                self.flush_block();
+                self.ready.push_back(Entry {
                     line: n,
                     format: if bracketed {
                         Format::Bracketed
                     } else {
                         Format::Line
                     },
-                    puzzle: Ok(Grid(g)),
+                    puzzle: Ok(Grid(cells)),
                     raw: raw_line.to_string(),
                 });
             }
             9 => {
-                let b = block.get_or_insert_with(|| Block {
+                let b = self.block.get_or_insert_with(|| Block {
                     start: n,
-                    rows: Vec::with_capacity(9),
+                    rows: 0,
+                    cells: [0; CELLS],
                     raw: String::new(),
                     format: if bracketed {
                         Format::Bracketed
                     } else {
                         Format::Grid { spaced }
                     },
+                    error: None,
                 });
-                let mut row = [0u8; 9];
-                row.copy_from_slice(&cells);
-                b.rows.push(row);
-                if !b.raw.is_empty() {
-                    b.raw.push('\n');
-                }
-                b.raw.push_str(raw_line);
-                if b.rows.len() == 9 {
-                    let b = block.take().expect("block was just filled");
-                    let mut g = [0u8; CELLS];
-                    for (r, row) in b.rows.iter().enumerate() {
-                        g[r * 9..r * 9 + 9].copy_from_slice(row);
-                    }
-                    out.push(Entry {
-                        line: b.start,
-                        format: b.format,
-                        puzzle: Ok(Grid(g)),
-                        raw: b.raw,
-                    });
+                let r = b.rows;
+                b.cells[r * 9..r * 9 + 9].copy_from_slice(&cells[..9]);
+                b.rows += 1;
+                b.push_raw(raw_line);
+                if b.rows == 9 {
+                    self.flush_block();
                 }
             }
             k => {
-                flush_partial(&mut block, &mut out);
-                out.push(Entry {
-                    line: n,
-                    format: Format::Line,
-                    puzzle: Err(format!(
-                        "line {n}: found {k} cells; expected 81 on one line or 9 per row of a grid"
-                    )),
-                    raw: raw_line.to_string(),
-                });
+                let msg = format!(
+                    "line {n}: found {k} cells; expected 81 on one line or 9 per row of a grid"
+                );
+                self.fault(n, raw_line, msg, tokens, count);
             }
         }
     }
-    flush_partial(&mut block, &mut out);
-    out
+}
+
+impl<R: std::io::Read> Iterator for Reader<R> {
+    type Item = std::io::Result<Entry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.ready.is_empty()
+            && !self.done
+            && let Err(e) = self.advance()
+        {
+            self.done = true;
+            self.block = None;
+            return Some(Err(e));
+        }
+        self.ready.pop_front().map(Ok)
+    }
+}
+
+fn is_cell_byte(b: u8) -> bool {
+    matches!(b, b'0'..=b'9' | b'.')
+}
+
+/// The grid of 81 cell bytes, or `None` when one is not a cell.
+fn line_grid(bytes: &[u8]) -> Option<Grid> {
+    let mut cells = [0u8; CELLS];
+    for (cell, &b) in cells.iter_mut().zip(bytes) {
+        *cell = match b {
+            b'1'..=b'9' => b - b'0',
+            b'.' | b'0' => 0,
+            _ => return None,
+        };
+    }
+    Some(Grid(cells))
+}
+
+/// Reads every puzzle in `text`, stopping at a NUL byte (not text).
+pub fn read_puzzles(text: &str) -> Vec<Entry> {
+    Reader::new(text.as_bytes()).map_while(Result::ok).collect()
 }
 
 /// Writes `grid` in `format` (no trailing newline).
@@ -344,5 +547,71 @@ mod tests {
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].format, Format::Grid { spaced: false });
         assert_eq!(e[0].puzzle.clone().unwrap().to_text(), LINE);
+    }
+
+    #[test]
+    fn a_bad_row_is_one_fault_of_its_grid_and_the_reader_resynchronises() {
+        let mut rows: Vec<String> = SPACED.lines().map(String::from).collect();
+        rows[6] = "0 6 0 0 x 0 2 8 0".into();
+        let text = format!("not a puzzle\n{}\n\n{SPACED}{LINE}\n", rows.join("\n"));
+        let e = read_puzzles(&text);
+        assert_eq!(e.len(), 4, "{e:?}");
+        assert_eq!(e[0].line, 1);
+        assert!(
+            e[0].puzzle
+                .as_ref()
+                .unwrap_err()
+                .starts_with("line 1, column 1")
+        );
+        assert_eq!(e[1].line, 2);
+        assert_eq!(
+            e[1].puzzle,
+            Err("line 8, column 9: unexpected character 'x'; expected '1'-'9', '.' or '0'".into())
+        );
+        assert_eq!(e[1].raw.lines().count(), 9);
+        assert_eq!(e[2].line, 12);
+        assert_eq!(e[2].puzzle.clone().unwrap().to_text(), LINE);
+        assert!(e[3].puzzle.is_ok());
+        // The same grid with no blank line after it: the rows still count.
+        let e = read_puzzles(&format!("{}\n{LINE}\n", rows.join("\n")));
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e[1].puzzle.is_ok());
+    }
+
+    #[test]
+    fn an_over_long_line_is_reported_and_skipped() {
+        let text = format!("{LINE}\n{}\n{LINE}\n", "7".repeat(MAX_LINE * 3));
+        let e = read_puzzles(&text);
+        assert_eq!(e.len(), 3);
+        assert_eq!(
+            e[1].puzzle,
+            Err(format!(
+                "line 2: too long ({} bytes without a line break); a puzzle takes 81 characters",
+                MAX_LINE * 3
+            ))
+        );
+        assert!(e[1].raw.len() < 100);
+        assert!(e[2].puzzle.is_ok());
+    }
+
+    #[test]
+    fn input_that_is_not_text() {
+        let mut bytes = format!("{LINE}\n").into_bytes();
+        bytes.extend_from_slice(b"\xff\xfe1 2\n# caf\xe9\n");
+        bytes.extend_from_slice(LINE.as_bytes());
+        let e: Vec<_> = Reader::new(&bytes[..]).collect::<Result<_, _>>().unwrap();
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert_eq!(
+            e[1].puzzle,
+            Err("line 2, byte 1: not UTF-8 text (byte 0xff)".into())
+        );
+        let mut r = Reader::new(&b"\x7fELF\x02\x01\x01\x00\x00"[..]);
+        let err = r.next().unwrap().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1, byte 8: a NUL byte; the input is not text"
+        );
+        assert!(r.next().is_none());
+        assert!(Reader::new(&b""[..]).next().is_none());
     }
 }

@@ -229,3 +229,255 @@ async fn health_command() {
             .contains("cannot connect")
     );
 }
+
+/// Runs `sudoku solve ARGS` with piped stdin and stdout: writes ONE puzzle,
+/// reads its answer, and only then closes stdin. An answer that waited for
+/// the end of the input would hang here instead.
+fn answers_before_the_input_ends(args: &[&str]) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{CLASSIC}").unwrap();
+    stdin.flush().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    assert_eq!(answer.trim_end(), CLASSIC_SOLVED);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn local_answers_the_first_puzzle_before_the_input_ends() {
+    answers_before_the_input_ends(&["solve", "--local"]);
+}
+
+#[tokio::test]
+async fn server_answers_the_first_puzzle_before_the_input_ends() {
+    let server = TestServer::start().await;
+    let target = server.target();
+    tokio::task::spawn_blocking(move || {
+        answers_before_the_input_ends(&["solve", "--server", &target]);
+    })
+    .await
+    .unwrap();
+}
+
+/// Peak RSS of `sudoku solve ARGS` fed `count` puzzles of 17-clue set
+/// through a pipe, in kB, read from /proc/PID/status just before the
+/// process is reaped. Checks one answer line (or none with -q) per puzzle.
+fn peak_rss_kb(args: &[&str], count: usize, as_grid: bool) -> u64 {
+    use std::io::Read;
+    let puzzles = crate::support::data_set("puzzles2_17_clue");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the sudoku binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let mut out = std::io::BufWriter::new(&mut stdin);
+        for p in puzzles.iter().cycle().take(count) {
+            if as_grid {
+                out.write_all(spaced(p).as_bytes())?;
+                out.write_all(b"\n")?;
+            } else {
+                writeln!(out, "{p}")?;
+            }
+        }
+        out.flush()
+    });
+    // VmHWM is the peak so far; sampled until the process is gone, the
+    // last figure is the peak of the whole run.
+    let pid = child.id();
+    let sampler = std::thread::spawn(move || {
+        let mut peak = 0u64;
+        while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            else {
+                break; // a zombie: its memory is gone
+            };
+            peak = peak.max(kb);
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        peak
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let mut lines = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = stdout.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count();
+    }
+    feeder.join().unwrap().unwrap();
+    assert!(child.wait().unwrap().success());
+    let hwm = sampler.join().unwrap();
+    if !args.contains(&"-q") {
+        let per = if as_grid { 10 } else { 1 };
+        assert_eq!(lines, count * per - usize::from(as_grid));
+    }
+    hwm
+}
+
+#[test]
+fn local_memory_stays_flat() {
+    let lines = peak_rss_kb(&["solve", "--local", "-q"], 300_000, false);
+    eprintln!("--local -q, 300000 lines: VmHWM {lines} kB");
+    assert!(lines > 0 && lines < 64 * 1024, "{lines} kB");
+    let grids = peak_rss_kb(&["solve", "--local", "--threads", "2"], 30_000, true);
+    eprintln!("--local, 30000 9-line grids: VmHWM {grids} kB");
+    assert!(grids > 0 && grids < 64 * 1024, "{grids} kB");
+}
+
+#[tokio::test]
+async fn server_memory_stays_flat() {
+    let server = TestServer::start().await;
+    let target = server.target();
+    let kb = tokio::task::spawn_blocking(move || {
+        peak_rss_kb(&["solve", "--server", &target, "-q"], 300_000, false)
+    })
+    .await
+    .unwrap();
+    eprintln!("--server -q, 300000 lines: VmHWM {kb} kB");
+    assert!(kb > 0 && kb < 64 * 1024, "{kb} kB");
+}
+
+#[test]
+fn empty_and_binary_input() {
+    let out = sudoku(&["solve", "--local"], "");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "0 puzzles");
+    let out = sudoku(&["solve", "--local"], "\x7fELF\x02\x01\x01\0\0\0");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the input is not text"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_bad_row_in_a_grid_is_one_error_and_the_stream_goes_on() {
+    let bad = SPACED_INPUT.replace("4 0 0 8 0 3", "4 0 0 8 x 3");
+    let input = format!("{bad}\n{SPACED_INPUT}\n{CLASSIC}\n");
+    let out = sudoku(&["solve", "--local"], &input);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("line ")).collect();
+    assert_eq!(
+        errors,
+        ["line 5, column 9: unexpected character 'x'; expected '1'-'9', '.' or '0'"]
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.ends_with(&format!("{}{CLASSIC_SOLVED}\n", spaced(CLASSIC_SOLVED))),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn host_port_without_scheme_and_a_refused_connection() {
+    let server = TestServer::start().await;
+    let out = run(
+        vec!["solve".into(), "--server".into(), server.target()],
+        format!("{CLASSIC}\n"),
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let out = run(
+        vec!["solve".into(), "--server".into(), "127.0.0.1:1".into()],
+        format!("{CLASSIC}\n"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.matches("refused").count(), 1, "{stderr}");
+    assert!(stderr.contains("--local"), "{stderr}");
+}
+
+#[tokio::test]
+async fn local_and_server_say_the_same_about_bad_givens() {
+    let server = TestServer::start().await;
+    let clash = format!("55{}", ".".repeat(79));
+    let local = run(vec!["solve".into(), "--local".into()], format!("{clash}\n")).await;
+    let remote = run(
+        vec!["solve".into(), "--server".into(), server.url()],
+        format!("{clash}\n"),
+    )
+    .await;
+    assert_eq!(local.stdout, remote.stdout);
+    assert_eq!(local.stderr, remote.stderr);
+    let stderr = String::from_utf8(local.stderr).unwrap();
+    assert!(
+        stderr
+            .contains("line 1: 5 is given twice in row 1: at row 1, column 1 and row 1, column 2"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("items["), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_run_is_exit_2_with_the_count_answered() {
+    use std::io::{BufRead, BufReader, Read};
+    let server = crate::support::BinaryServer::spawn(&[]).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .args(["solve", "--server", &server.url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{CLASSIC}").unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    assert_eq!(answer.trim_end(), CLASSIC_SOLVED);
+    let killed = Command::new("kill")
+        .args(["-KILL", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // Input is still open: the client must notice the loss by itself.
+    let _ = writeln!(stdin, "{CLASSIC}");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(15),
+            "the client did not notice the server was gone"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    drop(stdin);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("lost the server"), "{stderr}");
+    assert!(stderr.contains("1 puzzles answered"), "{stderr}");
+}
