@@ -126,6 +126,14 @@ pub struct Config {
     /// they are cut and the process exits, in milliseconds.
     #[arg(long, env = "SUDOKU_DRAIN_TIMEOUT_MS", default_value_t = 10_000)]
     pub drain_timeout_ms: u64,
+
+    // --- Sharing the solver threads between connections ---
+    /// How long, in microseconds, a search or batch message runs on a
+    /// solver thread while other work waits, before it yields to the next
+    /// connection's (connections with work take turns). Smaller lets other
+    /// connections in sooner; larger switches less.
+    #[arg(long, env = "SUDOKU_QUANTUM_US", default_value_t = 2_000)]
+    pub quantum_us: u64,
 }
 
 impl Default for Config {
@@ -165,6 +173,7 @@ impl Config {
             solver_threads: self.worker_threads(),
             solver_nice: self.solver_nice,
             inline_nodes: self.inline_nodes,
+            quantum: Duration::from_micros(self.quantum_us),
         }
     }
 
