@@ -6,6 +6,7 @@ mod support;
 mod buf;
 mod cli;
 mod corpus;
+mod fairness;
 mod flow_control;
 mod metrics;
 mod node_client;
