@@ -215,4 +215,11 @@ mod tests {
         assert_eq!(c.listen.port(), 9);
         assert_eq!(c.max_nodes, 7);
     }
+
+    #[test]
+    fn quantum_flag_sets_the_solver_turn() {
+        assert_eq!(Config::default().limits().quantum, Duration::from_millis(2));
+        let c = Config::parse_from(["sudoku-server", "--quantum-us", "500"]);
+        assert_eq!(c.limits().quantum, Duration::from_micros(500));
+    }
 }
