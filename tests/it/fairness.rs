@@ -176,12 +176,12 @@ fn a_flooding_connection_does_not_starve_another() {
 
         // The flooding client leaves: the server drops the work of callers
         // that left instead of running it.
+        let left = Instant::now();
         flood.abort_all();
         while flood.join_next().await.is_some() {}
         drop(flood_channel);
         // Idle means nothing solving for 100 ms on end, not a moment between
         // two searches.
-        let left = Instant::now();
         let mut idle_since = Instant::now();
         loop {
             if gauges.solving.load(Ordering::Relaxed) > 0 {
