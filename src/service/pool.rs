@@ -14,17 +14,20 @@
 //!
 //! ```text
 //!   ring:  A -> B -> C -> (back to A)
-//!   A: [a1 a2 a3 ... a500]     B: [b1]     C: [c1 c2]
+//!   A: [a1 a2 a3 ... a500] 2 running    B: [b1] 0 running    C: [c1 c2] 0 running
 //! ```
 //!
-//! A free thread takes the head task of the tenant at the front of the
-//! ring and moves that tenant to the back (or out of the ring when its
-//! queue is now empty). A task whose turn ends unfinished goes back to the
-//! head of its tenant's queue, so a tenant's tasks keep their order and its
-//! oldest finish first. So a connection with 500 searches queued gets 1/k
-//! of the threads while k connections have work, and a newcomer waits
-//! about one turn per tenant ahead of it, not behind 500 searches. A turn
-//! ends early only when some task waits: a lone task runs on undisturbed.
+//! A free thread serves the tenant with the fewest tasks on threads now,
+//! the first in the ring of those (here B): it takes that tenant's head
+//! task and moves the tenant to the back of the ring (or out of it when
+//! its queue is now empty). A task whose turn ends unfinished goes back to
+//! the head of its tenant's queue, so a tenant's tasks keep their order and
+//! its oldest finish first. So while k connections have work each gets
+//! 1/k of the threads (the ring shares out what does not divide evenly),
+//! a newcomer gets the next thread whose turn ends, not a place behind 500
+//! searches, and a connection's tasks stay on the threads they hold
+//! instead of all crawling along together. A turn ends early only when
+//! some task waits: a lone task runs on undisturbed.
 //!
 //! Every thread, solver or runtime, keeps one [`Solver`] and restarts it
 //! per puzzle ([`with_thread_solver`]), so no search allocates.
@@ -113,13 +116,21 @@ impl Turn<'_> {
 const SPARE_QUEUES: usize = 64;
 const SPARE_CAPACITY: usize = 64;
 
+/// A tenant with tasks queued or running.
+#[derive(Default)]
+struct Tenancy {
+    /// Its tasks waiting for a thread, oldest first.
+    queue: VecDeque<Task>,
+    /// Its tasks on a thread now.
+    running: usize,
+}
+
 /// The tasks waiting for a thread.
 #[derive(Default)]
 struct Queues {
-    /// Each tenant's tasks, oldest first; a tenant is here only while it
-    /// has tasks waiting.
-    tenants: HashMap<Tenant, VecDeque<Task>>,
-    /// The tenants in `tenants`, each once, in the order they get a thread.
+    /// Every tenant with a task queued or running.
+    tenants: HashMap<Tenant, Tenancy>,
+    /// The tenants with tasks queued, each once, in turn order.
     ring: VecDeque<Tenant>,
     /// Emptied queues kept for tenants to come, so queueing a task
     /// allocates nothing once the pool has warmed up.
@@ -134,44 +145,71 @@ impl Queues {
     /// Queues `task` last (`first`: first) among `tenant`'s.
     fn push(&mut self, tenant: Tenant, task: Task, first: bool) {
         let spare = &mut self.spare;
-        let queue = self
-            .tenants
-            .entry(tenant)
-            .or_insert_with(|| spare.pop().unwrap_or_default());
-        if queue.is_empty() {
+        let tenancy = self.tenants.entry(tenant).or_insert_with(|| Tenancy {
+            queue: spare.pop().unwrap_or_default(),
+            running: 0,
+        });
+        if tenancy.queue.is_empty() {
             self.ring.push_back(tenant);
         }
         if first {
-            queue.push_front(task);
+            tenancy.queue.push_front(task);
         } else {
-            queue.push_back(task);
+            tenancy.queue.push_back(task);
         }
     }
 
-    /// The head task of the tenant at the front of the ring, which moves to
-    /// the back.
-    fn pop(&mut self) -> Option<(Tenant, Task)> {
-        // Every tenant in the ring has a task; the loop only guards that.
-        while let Some(tenant) = self.ring.pop_front() {
-            let Some(queue) = self.tenants.get_mut(&tenant) else {
-                continue;
-            };
-            let Some(task) = queue.pop_front() else {
-                continue;
-            };
-            if queue.is_empty() {
-                if let Some(queue) = self.tenants.remove(&tenant)
-                    && self.spare.len() < SPARE_QUEUES
-                    && queue.capacity() <= SPARE_CAPACITY
-                {
-                    self.spare.push(queue);
+    /// The head task of the tenant with the fewest tasks running, the first
+    /// in the ring of those; it moves to the back of the ring. At most
+    /// `threads` tenants have tasks running, so among the first
+    /// `threads + 1` of the ring is one with none if any has: the search
+    /// stops there, however many tenants wait.
+    fn pop(&mut self, threads: usize) -> Option<(Tenant, Task)> {
+        loop {
+            let mut best: Option<(usize, usize)> = None;
+            for (i, tenant) in self.ring.iter().take(threads + 1).enumerate() {
+                let running = self.tenants.get(tenant).map_or(0, |t| t.running);
+                if best.is_none_or(|(_, fewest)| running < fewest) {
+                    best = Some((i, running));
                 }
-            } else {
+                if running == 0 {
+                    break;
+                }
+            }
+            let (i, _) = best?;
+            let tenant = self.ring.remove(i)?;
+            // Every tenant in the ring has a task queued; the loop only
+            // guards that.
+            let Some(tenancy) = self.tenants.get_mut(&tenant) else {
+                continue;
+            };
+            let Some(task) = tenancy.queue.pop_front() else {
+                continue;
+            };
+            tenancy.running += 1;
+            if !tenancy.queue.is_empty() {
                 self.ring.push_back(tenant);
             }
             return Some((tenant, task));
         }
-        None
+    }
+
+    /// One of `tenant`'s tasks left its thread (done, dropped, or queued
+    /// again already); a tenant with nothing queued or running is
+    /// forgotten, its queue kept for reuse.
+    fn release(&mut self, tenant: Tenant) {
+        let Some(tenancy) = self.tenants.get_mut(&tenant) else {
+            return;
+        };
+        tenancy.running = tenancy.running.saturating_sub(1);
+        if tenancy.running == 0
+            && tenancy.queue.is_empty()
+            && let Some(tenancy) = self.tenants.remove(&tenant)
+            && self.spare.len() < SPARE_QUEUES
+            && tenancy.queue.capacity() <= SPARE_CAPACITY
+        {
+            self.spare.push(tenancy.queue);
+        }
     }
 }
 
@@ -185,6 +223,8 @@ struct Inner {
     waiting: AtomicUsize,
     /// How long a task runs before it yields to a waiting one.
     quantum: Duration,
+    /// The solver threads started.
+    threads: usize,
 }
 
 impl Inner {
@@ -209,30 +249,34 @@ impl Inner {
         None
     }
 
-    /// Puts `unfinished` (if any) back at the head of its tenant's queue,
+    /// Takes note that the task this thread ran for `tenant` left it,
+    /// putting it back at the head of the tenant's queue when `unfinished`,
     /// then waits for the next task; `None` once the pool is closed.
     /// A task the closed pool refused is handed back in `refused`, to be
     /// dropped outside the lock: dropping a task may drop the last handle
     /// on the service, whose pool then takes this lock.
     fn next(
         &self,
-        unfinished: Option<(Tenant, Task)>,
+        ended: Option<(Tenant, Option<Task>)>,
         refused: &mut Option<Task>,
     ) -> Option<(Tenant, Task)> {
         let mut queues = self.lock();
-        if let Some((tenant, task)) = unfinished {
-            if queues.closed {
-                *refused = Some(task);
-                return None;
+        if let Some((tenant, unfinished)) = ended {
+            if let Some(task) = unfinished {
+                if queues.closed {
+                    *refused = Some(task);
+                    return None;
+                }
+                queues.push(tenant, task, true);
+                self.waiting.fetch_add(1, Ordering::Relaxed);
             }
-            queues.push(tenant, task, true);
-            self.waiting.fetch_add(1, Ordering::Relaxed);
+            queues.release(tenant);
         }
         loop {
             if queues.closed {
                 return None;
             }
-            if let Some(next) = queues.pop() {
+            if let Some(next) = queues.pop(self.threads) {
                 self.waiting.fetch_sub(1, Ordering::Relaxed);
                 return Some(next);
             }
@@ -247,15 +291,18 @@ impl Inner {
 
     /// A solver thread: takes tasks in turn until the pool closes.
     fn serve(&self) {
-        let mut unfinished = None;
+        let mut ended = None;
         loop {
             let mut refused = None;
-            let next = self.next(unfinished.take(), &mut refused);
+            let next = self.next(ended.take(), &mut refused);
             drop(refused);
             let Some((tenant, mut task)) = next else {
                 return;
             };
+            // A task that is not queued again is dropped at the end of this
+            // iteration, outside the lock.
             if !task.wanted() {
+                ended = Some((tenant, None));
                 continue;
             }
             let turn = Turn {
@@ -264,13 +311,17 @@ impl Inner {
             let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 with_thread_solver(|solver| task.run(solver, &turn))
             }));
-            match ran {
-                Ok(Step::Unfinished) => unfinished = Some((tenant, task)),
-                Ok(Step::Done) => {}
-                Err(_) => {
-                    tracing::error!("a solver task panicked; its caller answers INTERNAL");
-                }
-            }
+            ended = Some((
+                tenant,
+                match ran {
+                    Ok(Step::Unfinished) => Some(task),
+                    Ok(Step::Done) => None,
+                    Err(_) => {
+                        tracing::error!("a solver task panicked; its caller answers INTERNAL");
+                        None
+                    }
+                },
+            ));
         }
     }
 }
@@ -296,6 +347,7 @@ impl Pool {
             ready: Condvar::new(),
             waiting: AtomicUsize::new(0),
             quantum,
+            threads,
         });
         let pool = Pool {
             inner: Some(inner.clone()),
@@ -446,10 +498,15 @@ mod tests {
     /// Submits a gate on `pool` and waits until a thread holds it; sending
     /// on the returned channel lets the thread go.
     fn hold_a_thread(pool: &Pool, then: Step) -> mpsc::Sender<()> {
+        hold_a_thread_for(pool, Tenant(99), then)
+    }
+
+    /// [`hold_a_thread`] with a task of `tenant`.
+    fn hold_a_thread_for(pool: &Pool, tenant: Tenant, then: Step) -> mpsc::Sender<()> {
         let (open_tx, open) = mpsc::channel();
         let (entered, entered_rx) = mpsc::channel();
         pool.submit(
-            Tenant(99),
+            tenant,
             Box::new(Gate {
                 open,
                 entered,
@@ -525,6 +582,59 @@ mod tests {
         open.send(()).unwrap();
         let order = wait_for(&log, 6);
         assert_eq!(order[1], ("b1", 1), "{order:?}");
+    }
+
+    #[test]
+    fn a_tenant_without_a_running_task_goes_first() {
+        let pool = Pool::new(2, 0, Duration::from_millis(2)).unwrap();
+        let log = Log::default();
+        // Tenant 1 holds one thread and has more queued; tenant 2 comes
+        // later, behind it in the ring.
+        let busy = hold_a_thread_for(&pool, Tenant(1), Step::Done);
+        let open = hold_a_thread(&pool, Step::Done);
+        for name in ["a1", "a2"] {
+            pool.submit(Tenant(1), Scripted::new(name, 1, &log));
+        }
+        pool.submit(Tenant(2), Scripted::new("b1", 1, &log));
+        open.send(()).unwrap();
+        let order = wait_for(&log, 3);
+        assert_eq!(order, [("b1", 1), ("a1", 1), ("a2", 1)]);
+        busy.send(()).unwrap();
+    }
+
+    #[test]
+    fn the_fewest_running_wins_and_ties_go_in_ring_order() {
+        let log = Log::default();
+        let mut queues = Queues::default();
+        for (tenant, name) in [
+            (1, "a1"),
+            (1, "a2"),
+            (1, "a3"),
+            (2, "b1"),
+            (2, "b2"),
+            (3, "c1"),
+        ] {
+            queues.push(Tenant(tenant), Scripted::new(name, 1, &log), false);
+        }
+        let mut pop = || queues.pop(2).map(|(t, _)| t.0);
+        // Nothing runs: ring order. Then tenant 3, running none, beats 1
+        // and 2 with one each; then 1 and 2 tie at one and take turns.
+        assert_eq!(pop(), Some(1));
+        assert_eq!(pop(), Some(2));
+        assert_eq!(pop(), Some(3));
+        assert_eq!(pop(), Some(1));
+        assert_eq!(pop(), Some(2));
+        assert_eq!(pop(), Some(1));
+        assert_eq!(pop(), None);
+        // Tenants are forgotten once nothing of theirs queues or runs.
+        for (tenant, running) in [(1, 3), (2, 2), (3, 1)] {
+            for _ in 0..running {
+                assert!(queues.tenants.contains_key(&Tenant(tenant)));
+                queues.release(Tenant(tenant));
+            }
+        }
+        assert!(queues.tenants.is_empty() && queues.ring.is_empty());
+        assert_eq!(queues.spare.len(), 3, "their queues are kept for reuse");
     }
 
     #[test]
