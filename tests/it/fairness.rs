@@ -46,8 +46,9 @@ fn median_max(times: &mut [Duration]) -> (Duration, Duration) {
 /// that is minutes of work for two solver threads. Another connection's
 /// Solve of a puzzle that needs a solver thread, with a 2 s deadline, must
 /// succeed every time, and health and easy inline calls stay fast. Before
-/// the solver threads were shared out per connection, every probe ended
-/// DEADLINE_EXCEEDED behind the flood's queue.
+/// the solver threads were shared out per connection, every probe waited
+/// out its 2 s behind the flood's queue (DEADLINE_EXCEEDED from the server,
+/// or CANCELLED by the client's own timer, whichever fired first).
 #[test]
 fn a_flooding_connection_does_not_starve_another() {
     let server = TestServer::start_detached_with(|c| c.workers = 2);
