@@ -159,6 +159,14 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_MAX_CONNECTIONS", default_value_t = 1_024,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
+
+    // --- Sharing the solver threads between connections ---
+    /// How long, in microseconds, a search or batch message runs on a
+    /// solver thread while other work waits, before it yields to the next
+    /// connection's (connections with work take turns). Smaller lets other
+    /// connections in sooner; larger switches less.
+    #[arg(long, env = "SUDOKU_QUANTUM_US", default_value_t = 2_000)]
+    pub quantum_us: u64,
 }
 
 impl Default for Config {
@@ -198,6 +206,7 @@ impl Config {
             solver_threads: self.worker_threads(),
             solver_nice: self.solver_nice,
             inline_nodes: self.inline_nodes,
+            quantum: Duration::from_micros(self.quantum_us),
         }
     }
 
@@ -252,5 +261,12 @@ mod tests {
         let c = Config::parse_from(["sudoku-server", "--listen", "0.0.0.0:9", "--max-nodes", "7"]);
         assert_eq!(c.listen.port(), 9);
         assert_eq!(c.max_nodes, 7);
+    }
+
+    #[test]
+    fn quantum_flag_sets_the_solver_turn() {
+        assert_eq!(Config::default().limits().quantum, Duration::from_millis(2));
+        let c = Config::parse_from(["sudoku-server", "--quantum-us", "500"]);
+        assert_eq!(c.limits().quantum, Duration::from_micros(500));
     }
 }

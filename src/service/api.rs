@@ -10,11 +10,11 @@ use futures::FutureExt;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
-use super::Sudoku;
 use super::convert::{Job, deadline_of, parse_grid, parse_limit};
 use super::schedule::count_failure;
 use super::status::Failure;
 use super::stream::BatchStream;
+use super::{Sudoku, Tenant};
 use crate::pb::{self, sudoku_service_server::SudokuService};
 use crate::telemetry::metrics;
 
@@ -25,6 +25,7 @@ impl Sudoku {
         &self,
         request: &pb::SolveRequest,
         deadline: Option<Instant>,
+        tenant: Tenant,
     ) -> Result<pb::Solution, Failure> {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
@@ -36,7 +37,8 @@ impl Sudoku {
             .permits
             .try_acquire()
             .map_err(|_| Failure::Overloaded)?;
-        self.solve_job(Job { grid, form, limit }, deadline).await
+        self.solve_job(Job { grid, form, limit }, deadline, tenant)
+            .await
     }
 }
 
@@ -47,9 +49,10 @@ impl SudokuService for Sudoku {
         request: Request<pb::SolveRequest>,
     ) -> Result<Response<pb::SolveResponse>, Status> {
         let deadline = deadline_of(request.metadata());
+        let tenant = tenant_of(&request);
         let span = tracing::debug_span!("call", method = "Solve", code = tracing::field::Empty);
         let started = Instant::now();
-        let result = AssertUnwindSafe(self.solve_unary(request.get_ref(), deadline))
+        let result = AssertUnwindSafe(self.solve_unary(request.get_ref(), deadline, tenant))
             .catch_unwind()
             .instrument(span.clone())
             .await
@@ -90,8 +93,21 @@ impl SudokuService for Sudoku {
             return Err(Failure::ShuttingDown.into());
         }
         let deadline = deadline_of(request.metadata());
-        Ok(Response::new(
-            self.open_batch(request.into_inner(), deadline),
-        ))
+        let tenant = tenant_of(&request);
+        Ok(Response::new(self.open_batch(
+            request.into_inner(),
+            deadline,
+            tenant,
+        )))
     }
+}
+
+/// The connection a request came on, as the server tagged it; untagged
+/// requests share the default tenant.
+fn tenant_of<T>(request: &Request<T>) -> Tenant {
+    request
+        .extensions()
+        .get::<Tenant>()
+        .copied()
+        .unwrap_or_default()
 }

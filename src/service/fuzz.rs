@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::Status;
 
 use super::status::{Failure, to_rpc_status};
-use super::{Limits, Sudoku};
+use super::{Limits, Sudoku, Tenant};
 use crate::pb;
 
 /// Decodes `bytes` as a `SolveRequest` (or, when
@@ -35,6 +35,7 @@ pub fn fuzz_request(
         solver_threads: 0,
         solver_nice: 0,
         inline_nodes: 64,
+        quantum: std::time::Duration::from_millis(2),
     };
     let svc = Sudoku::new(limits, CancellationToken::new()).expect("no threads to start");
     let decode_error = |e: prost::DecodeError| Status::internal(e.to_string());
@@ -47,12 +48,12 @@ pub fn fuzz_request(
                 return Err(Failure::TooManyItems { found, max }.into());
             }
             // Without a deadline every item is answered.
-            svc.solve_message(msg, None)
+            svc.solve_message(msg, None, Tenant::default())
                 .await
                 .ok_or_else(|| Status::internal("a batch without a deadline was cut short"))
         } else {
             let req = pb::SolveRequest::decode(bytes).map_err(decode_error)?;
-            let result = match svc.solve_unary(&req, None).await {
+            let result = match svc.solve_unary(&req, None, Tenant::default()).await {
                 Ok(s) => pb::batch_result::Result::Solution(s),
                 Err(f) => pb::batch_result::Result::Error(to_rpc_status(f.into())),
             };

@@ -9,10 +9,11 @@
 //! | `status.rs` | every failure, and the one map from a failure to a gRPC status |
 //! | `schedule.rs` | where work runs and when it stops: inline budget, solver threads, slices, deadlines, the work budget |
 //! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends |
-//! | `pool.rs` | the solver threads |
+//! | `pool.rs` | the solver threads, shared out in turns between connections |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -34,8 +35,8 @@ pub use status::OVERLOAD_PUSHBACK_MS;
 
 /// Which connection a call arrived on. The server puts one in every
 /// request's extensions; the service uses it to share its solver threads
-/// between connections. Calls without one (the fuzzing hook) share one
-/// tenant.
+/// between connections in turns (pool.rs). Calls without one (the fuzzing
+/// hook) share one tenant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Tenant(pub u64);
 
@@ -62,6 +63,10 @@ pub struct Limits {
     /// Search nodes a unary call solves on arrival, on the runtime thread
     /// that read it; a search that needs more moves to a solver thread.
     pub inline_nodes: u64,
+    /// How long a task runs on a solver thread, while others wait, before
+    /// it yields to the next connection's (checked between slices and
+    /// between batch items).
+    pub quantum: Duration,
 }
 
 /// `sudoku.v1.SudokuService`: one per server, cheap to clone.
@@ -90,7 +95,7 @@ impl Sudoku {
         Ok(Sudoku {
             shared: Arc::new(Shared {
                 permits: Semaphore::new(limits.max_in_flight.max(1)),
-                pool: Pool::new(limits.solver_threads, limits.solver_nice)?,
+                pool: Pool::new(limits.solver_threads, limits.solver_nice, limits.quantum)?,
                 limits,
                 shutdown,
                 gauges: Arc::new(Gauges::default()),

@@ -1,17 +1,45 @@
-//! The solver threads. Searches longer than a call's inline budget run
-//! here, on threads of their own at a lower OS priority (a higher nice
-//! value) than the async runtime's. The runtime's threads then only do I/O
-//! and short work, and when a health check or an easy call arrives while
-//! every core is solving hard puzzles, the kernel runs the runtime thread
-//! that takes it at once instead of sharing the cores out in
-//! multi-millisecond turns.
+//! The solver threads, shared out fairly between connections.
+//!
+//! Searches longer than a call's inline budget run here, on threads of
+//! their own at a lower OS priority (a higher nice value) than the async
+//! runtime's. The runtime's threads then only do I/O and short work, and
+//! when a health check or an easy call arrives while every core is solving
+//! hard puzzles, the kernel runs the runtime thread that takes it at once
+//! instead of sharing the cores out in multi-millisecond turns.
+//!
+//! A thread does not run a task to its end: a task is resumable work
+//! ([`Work`]) that gets one turn of about `quantum` at a time. Each
+//! connection ([`Tenant`]) has a FIFO queue of tasks, and the tenants with
+//! queued tasks stand in a ring:
+//!
+//! ```text
+//!   ring:  A -> B -> C -> (back to A)
+//!   A: [a1 a2 a3 ... a500] 2 running    B: [b1] 0 running    C: [c1 c2] 0 running
+//! ```
+//!
+//! A free thread serves the tenant with the fewest tasks on threads now,
+//! the first in the ring of those (here B): it takes that tenant's head
+//! task and moves the tenant to the back of the ring (or out of it when
+//! its queue is now empty). A task whose turn ends unfinished goes back to
+//! the head of its tenant's queue, so a tenant's tasks keep their order and
+//! its oldest finish first. So while k connections have work each gets
+//! 1/k of the threads (the ring shares out what does not divide evenly),
+//! a newcomer gets the next thread whose turn ends, not a place behind 500
+//! searches, and a connection's tasks stay on the threads they hold
+//! instead of all crawling along together. A turn ends early only when
+//! some task waits: a lone task runs on undisturbed.
 //!
 //! Every thread, solver or runtime, keeps one [`Solver`] and restarts it
 //! per puzzle ([`with_thread_solver`]), so no search allocates.
 
 use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
+use super::Tenant;
 use crate::puzzle::Grid;
 use crate::solver::Solver;
 
@@ -24,57 +52,350 @@ pub fn with_thread_solver<R>(f: impl FnOnce(&mut Solver) -> R) -> R {
     SOLVER.with_borrow_mut(f)
 }
 
-/// Work for a solver thread. A task that panics is dropped with whatever
-/// it owns, so a caller waiting on a channel the task held sees it closed.
-pub type Task = Box<dyn FnOnce(&mut Solver) + Send>;
+/// How a task's turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The task is over (answered, or its caller told why not).
+    Done,
+    /// The turn is over but the work is not: queue the task again.
+    Unfinished,
+}
 
-/// A fixed set of solver threads taking tasks in arrival order.
+/// Resumable work for a solver thread.
+pub trait Work: Send {
+    /// False once nobody waits for the result: the caller left or its
+    /// deadline passed. Such a task is dropped when a thread takes it,
+    /// before it runs; dropping it must tell a caller still waiting why.
+    fn wanted(&self) -> bool;
+
+    /// Goes on with the work on `solver` (this thread's, to restart before
+    /// use; a task that must stop mid-search moves the search into a solver
+    /// of its own) until it is done or `turn` says the turn is over. Checks
+    /// `turn` only after doing some work, so every turn makes progress.
+    fn run(&mut self, solver: &mut Solver, turn: &Turn) -> Step;
+}
+
+/// A queued task. A task that panics is dropped with whatever it owns, so
+/// a caller waiting on a channel the task held sees it closed.
+pub type Task = Box<dyn Work>;
+
+/// One turn of a task on a thread.
+pub struct Turn<'a> {
+    /// `None`: the turn never ends (no threads, or a test).
+    ends: Option<(Instant, &'a AtomicUsize)>,
+}
+
+impl Turn<'_> {
+    /// A turn that lasts until the task is done.
+    pub const UNBOUNDED: Turn<'static> = Turn { ends: None };
+
+    /// A turn that is over after each slice, as when the quantum is spent
+    /// at once and work waits (for tests of resuming).
+    #[cfg(test)]
+    pub fn every_slice() -> Turn<'static> {
+        static WAITING: AtomicUsize = AtomicUsize::new(1);
+        Turn {
+            ends: Some((Instant::now(), &WAITING)),
+        }
+    }
+
+    /// Whether the task should stop and go back to its queue: its quantum
+    /// is spent and another task is waiting for a thread. Cheap enough to
+    /// ask after every slice: one relaxed load, and a clock read only
+    /// while tasks wait.
+    pub fn over(&self) -> bool {
+        self.ends.is_some_and(|(ends, waiting)| {
+            waiting.load(Ordering::Relaxed) > 0 && Instant::now() >= ends
+        })
+    }
+}
+
+/// Emptied tenant queues kept for reuse, at most, and the largest kept:
+/// enough for the connections that usually have work at once, without
+/// holding on to the memory of a burst.
+const SPARE_QUEUES: usize = 64;
+const SPARE_CAPACITY: usize = 64;
+
+/// A tenant with tasks queued or running.
+#[derive(Default)]
+struct Tenancy {
+    /// Its tasks waiting for a thread, oldest first.
+    queue: VecDeque<Task>,
+    /// Its tasks on a thread now.
+    running: usize,
+}
+
+/// The tasks waiting for a thread.
+#[derive(Default)]
+struct Queues {
+    /// Every tenant with a task queued or running.
+    tenants: HashMap<Tenant, Tenancy>,
+    /// The tenants with tasks queued, each once, in turn order.
+    ring: VecDeque<Tenant>,
+    /// Emptied queues kept for tenants to come, so queueing a task
+    /// allocates nothing once the pool has warmed up.
+    spare: Vec<VecDeque<Task>>,
+    /// Threads waiting for a task.
+    idle: usize,
+    /// The pool is gone: threads end and tasks are dropped.
+    closed: bool,
+}
+
+impl Queues {
+    /// Queues `task` last (`first`: first) among `tenant`'s.
+    fn push(&mut self, tenant: Tenant, task: Task, first: bool) {
+        let spare = &mut self.spare;
+        let tenancy = self.tenants.entry(tenant).or_insert_with(|| Tenancy {
+            queue: spare.pop().unwrap_or_default(),
+            running: 0,
+        });
+        if tenancy.queue.is_empty() {
+            self.ring.push_back(tenant);
+        }
+        if first {
+            tenancy.queue.push_front(task);
+        } else {
+            tenancy.queue.push_back(task);
+        }
+    }
+
+    /// The head task of the tenant with the fewest tasks running, the first
+    /// in the ring of those; it moves to the back of the ring. At most
+    /// `threads` tenants have tasks running, so among the first
+    /// `threads + 1` of the ring is one with none if any has: the search
+    /// stops there, however many tenants wait.
+    fn pop(&mut self, threads: usize) -> Option<(Tenant, Task)> {
+        loop {
+            let mut best: Option<(usize, usize)> = None;
+            for (i, tenant) in self.ring.iter().take(threads + 1).enumerate() {
+                let running = self.tenants.get(tenant).map_or(0, |t| t.running);
+                if best.is_none_or(|(_, fewest)| running < fewest) {
+                    best = Some((i, running));
+                }
+                if running == 0 {
+                    break;
+                }
+            }
+            let (i, _) = best?;
+            let tenant = self.ring.remove(i)?;
+            // Every tenant in the ring has a task queued; the loop only
+            // guards that.
+            let Some(tenancy) = self.tenants.get_mut(&tenant) else {
+                continue;
+            };
+            let Some(task) = tenancy.queue.pop_front() else {
+                continue;
+            };
+            tenancy.running += 1;
+            if !tenancy.queue.is_empty() {
+                self.ring.push_back(tenant);
+            }
+            return Some((tenant, task));
+        }
+    }
+
+    /// One of `tenant`'s tasks left its thread (done, dropped, or queued
+    /// again already); a tenant with nothing queued or running is
+    /// forgotten, its queue kept for reuse.
+    fn release(&mut self, tenant: Tenant) {
+        let Some(tenancy) = self.tenants.get_mut(&tenant) else {
+            return;
+        };
+        tenancy.running = tenancy.running.saturating_sub(1);
+        if tenancy.running == 0
+            && tenancy.queue.is_empty()
+            && let Some(tenancy) = self.tenants.remove(&tenant)
+            && self.spare.len() < SPARE_QUEUES
+            && tenancy.queue.capacity() <= SPARE_CAPACITY
+        {
+            self.spare.push(tenancy.queue);
+        }
+    }
+}
+
+/// What the pool and its threads share.
+struct Inner {
+    queues: Mutex<Queues>,
+    /// Signalled when a task is queued while a thread is idle, and when
+    /// the pool closes.
+    ready: Condvar,
+    /// Tasks in `queues`, readable without the lock (see [`Turn::over`]).
+    waiting: AtomicUsize,
+    /// How long a task runs before it yields to a waiting one.
+    quantum: Duration,
+    /// The solver threads started.
+    threads: usize,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, Queues> {
+        // Nothing panics while holding the lock; a poisoned lock is
+        // still consistent.
+        self.queues.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `task` for `tenant`; hands it back when the pool is closed,
+    /// to be dropped by the caller outside the lock.
+    fn push(&self, tenant: Tenant, task: Task) -> Option<Task> {
+        let mut queues = self.lock();
+        if queues.closed {
+            return Some(task);
+        }
+        queues.push(tenant, task, false);
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        if queues.idle > 0 {
+            self.ready.notify_one();
+        }
+        None
+    }
+
+    /// Takes note that the task this thread ran for `tenant` left it,
+    /// putting it back at the head of the tenant's queue when `unfinished`,
+    /// then waits for the next task; `None` once the pool is closed.
+    /// A task the closed pool refused is handed back in `refused`, to be
+    /// dropped outside the lock: dropping a task may drop the last handle
+    /// on the service, whose pool then takes this lock.
+    fn next(
+        &self,
+        ended: Option<(Tenant, Option<Task>)>,
+        refused: &mut Option<Task>,
+    ) -> Option<(Tenant, Task)> {
+        let mut queues = self.lock();
+        if let Some((tenant, unfinished)) = ended {
+            if let Some(task) = unfinished {
+                if queues.closed {
+                    *refused = Some(task);
+                    return None;
+                }
+                queues.push(tenant, task, true);
+                self.waiting.fetch_add(1, Ordering::Relaxed);
+            }
+            queues.release(tenant);
+        }
+        loop {
+            if queues.closed {
+                return None;
+            }
+            if let Some(next) = queues.pop(self.threads) {
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+                return Some(next);
+            }
+            queues.idle += 1;
+            queues = self
+                .ready
+                .wait(queues)
+                .unwrap_or_else(PoisonError::into_inner);
+            queues.idle -= 1;
+        }
+    }
+
+    /// A solver thread: takes tasks in turn until the pool closes.
+    fn serve(&self) {
+        let mut ended = None;
+        loop {
+            let mut refused = None;
+            let next = self.next(ended.take(), &mut refused);
+            drop(refused);
+            let Some((tenant, mut task)) = next else {
+                return;
+            };
+            // A task that is not queued again is dropped at the end of this
+            // iteration, outside the lock.
+            if !task.wanted() {
+                ended = Some((tenant, None));
+                continue;
+            }
+            let turn = Turn {
+                ends: Some((Instant::now() + self.quantum, &self.waiting)),
+            };
+            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                with_thread_solver(|solver| task.run(solver, &turn))
+            }));
+            ended = Some((
+                tenant,
+                match ran {
+                    Ok(Step::Unfinished) => Some(task),
+                    Ok(Step::Done) => None,
+                    Err(_) => {
+                        tracing::error!("a solver task panicked; its caller answers INTERNAL");
+                        None
+                    }
+                },
+            ));
+        }
+    }
+}
+
+/// A fixed set of solver threads that take turns at the tasks of each
+/// tenant in turn.
 pub struct Pool {
     /// `None`: tasks run on the thread that submits them.
-    queue: Option<async_channel::Sender<Task>>,
+    inner: Option<Arc<Inner>>,
 }
 
 impl Pool {
     /// Starts `threads` solver threads at niceness `nice` (added to the
-    /// process's; 0 leaves it). With 0 threads, [`Pool::submit`] runs each
-    /// task at once on the caller's thread (for the fuzzing hook).
-    pub fn new(threads: usize, nice: i32) -> std::io::Result<Pool> {
+    /// process's; 0 leaves it) that run tasks in turns of `quantum`. With 0
+    /// threads, [`Pool::submit`] runs each task to its end at once on the
+    /// caller's thread (for the fuzzing hook).
+    pub fn new(threads: usize, nice: i32, quantum: Duration) -> std::io::Result<Pool> {
         if threads == 0 {
-            return Ok(Pool { queue: None });
+            return Ok(Pool { inner: None });
         }
-        let (tx, rx) = async_channel::unbounded::<Task>();
+        let inner = Arc::new(Inner {
+            queues: Mutex::new(Queues::default()),
+            ready: Condvar::new(),
+            waiting: AtomicUsize::new(0),
+            quantum,
+            threads,
+        });
+        let pool = Pool {
+            inner: Some(inner.clone()),
+        };
         for i in 0..threads {
-            let rx = rx.clone();
+            let inner = inner.clone();
+            // A thread that fails to start leaves the pool to close the
+            // ones started (dropping `pool` on return).
             std::thread::Builder::new()
                 .name(format!("sudoku-solver-{i}"))
                 .spawn(move || {
                     lower_priority(nice);
-                    // Ends when the service, which holds the sender, is gone.
-                    while let Ok(task) = rx.recv_blocking() {
-                        let ran =
-                            std::panic::catch_unwind(AssertUnwindSafe(|| with_thread_solver(task)));
-                        if ran.is_err() {
-                            tracing::error!("a solver task panicked; its caller answers INTERNAL");
-                        }
-                    }
+                    inner.serve();
                 })?;
         }
-        Ok(Pool { queue: Some(tx) })
+        Ok(pool)
     }
 
-    /// Queues `task` behind those already waiting (or runs it now, with no
-    /// threads). The queue's length is bounded by the service's in-flight
+    /// Queues `task` behind `tenant`'s others (or runs it now, with no
+    /// threads). The queues' lengths are bounded by the service's in-flight
     /// limit, not here.
-    pub fn submit(&self, task: Task) {
-        match &self.queue {
-            // Sending fails only once the receivers are gone, which happens
-            // only after every thread ended; the task is then dropped and
-            // its caller sees its reply channel closed.
-            Some(tx) => {
-                let _ = tx.try_send(task);
-            }
-            None => with_thread_solver(task),
+    pub fn submit(&self, tenant: Tenant, mut task: Task) {
+        match &self.inner {
+            // Refused only once the pool closed: the task is then dropped,
+            // which tells its caller.
+            Some(inner) => drop(inner.push(tenant, task)),
+            None => with_thread_solver(|solver| {
+                while task.wanted() && task.run(solver, &Turn::UNBOUNDED) == Step::Unfinished {}
+            }),
         }
+    }
+}
+
+impl Drop for Pool {
+    /// Ends the threads (each after its current turn) and drops the tasks
+    /// still queued, outside the lock.
+    fn drop(&mut self) {
+        let Some(inner) = &self.inner else {
+            return;
+        };
+        let tenants = {
+            let mut queues = inner.lock();
+            queues.closed = true;
+            queues.ring.clear();
+            std::mem::take(&mut queues.tenants)
+        };
+        inner.ready.notify_all();
+        drop(tenants);
     }
 }
 
@@ -97,4 +418,320 @@ fn lower_priority(nice: i32) {
     }
     #[cfg(not(target_os = "linux"))]
     tracing::warn!(nice, "solver thread priority is only set on Linux");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// What the test tasks did, in order: (name, turn).
+    type Log = Arc<Mutex<Vec<(&'static str, u32)>>>;
+
+    /// A task that needs `turns` turns, logs each, and signals `dropped`
+    /// when it is dropped.
+    struct Scripted {
+        name: &'static str,
+        turns: u32,
+        done: u32,
+        wanted: bool,
+        log: Log,
+        dropped: Option<mpsc::Sender<&'static str>>,
+    }
+
+    impl Scripted {
+        fn new(name: &'static str, turns: u32, log: &Log) -> Box<Scripted> {
+            Box::new(Scripted {
+                name,
+                turns,
+                done: 0,
+                wanted: true,
+                log: log.clone(),
+                dropped: None,
+            })
+        }
+    }
+
+    impl Work for Scripted {
+        fn wanted(&self) -> bool {
+            self.wanted
+        }
+
+        fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+            self.done += 1;
+            self.log.lock().unwrap().push((self.name, self.done));
+            if self.done < self.turns {
+                Step::Unfinished
+            } else {
+                Step::Done
+            }
+        }
+    }
+
+    impl Drop for Scripted {
+        fn drop(&mut self) {
+            if let Some(tx) = &self.dropped {
+                let _ = tx.send(self.name);
+            }
+        }
+    }
+
+    /// A task that holds its thread until released, then does `then`.
+    struct Gate {
+        open: mpsc::Receiver<()>,
+        entered: mpsc::Sender<()>,
+        then: Step,
+    }
+
+    impl Work for Gate {
+        fn wanted(&self) -> bool {
+            true
+        }
+
+        fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+            let _ = self.entered.send(());
+            let _ = self.open.recv();
+            self.then
+        }
+    }
+
+    /// Submits a gate on `pool` and waits until a thread holds it; sending
+    /// on the returned channel lets the thread go.
+    fn hold_a_thread(pool: &Pool, then: Step) -> mpsc::Sender<()> {
+        hold_a_thread_for(pool, Tenant(99), then)
+    }
+
+    /// [`hold_a_thread`] with a task of `tenant`.
+    fn hold_a_thread_for(pool: &Pool, tenant: Tenant, then: Step) -> mpsc::Sender<()> {
+        let (open_tx, open) = mpsc::channel();
+        let (entered, entered_rx) = mpsc::channel();
+        pool.submit(
+            tenant,
+            Box::new(Gate {
+                open,
+                entered,
+                then,
+            }),
+        );
+        entered_rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("a thread took the gate");
+        open_tx
+    }
+
+    /// Waits until `log` has `n` entries.
+    fn wait_for(log: &Log, n: usize) -> Vec<(&'static str, u32)> {
+        let started = Instant::now();
+        loop {
+            let seen = log.lock().unwrap().clone();
+            if seen.len() >= n {
+                return seen;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "only {seen:?} ran"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn tenants_take_turns_and_a_resumed_task_keeps_its_place() {
+        let pool = Pool::new(1, 0, Duration::from_millis(2)).unwrap();
+        let log = Log::default();
+        let open = hold_a_thread(&pool, Step::Done);
+        // Tenant 1 queues three tasks of two turns, tenant 2 one, tenant 3
+        // one of three turns.
+        for name in ["a1", "a2", "a3"] {
+            pool.submit(Tenant(1), Scripted::new(name, 2, &log));
+        }
+        pool.submit(Tenant(2), Scripted::new("b1", 2, &log));
+        pool.submit(Tenant(3), Scripted::new("c1", 3, &log));
+        open.send(()).unwrap();
+        let order = wait_for(&log, 11);
+        assert_eq!(
+            order,
+            [
+                ("a1", 1),
+                ("b1", 1),
+                ("c1", 1),
+                // a1 goes on before a2: it went back to the head of its
+                // tenant's queue.
+                ("a1", 2),
+                ("b1", 2),
+                ("c1", 2),
+                ("a2", 1),
+                ("c1", 3),
+                // Only tenant 1 has work left.
+                ("a2", 2),
+                ("a3", 1),
+                ("a3", 2),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_newcomer_waits_for_one_turn_not_for_a_queue() {
+        let pool = Pool::new(1, 0, Duration::from_millis(2)).unwrap();
+        let log = Log::default();
+        let open = hold_a_thread(&pool, Step::Done);
+        for name in ["a1", "a2", "a3", "a4", "a5"] {
+            pool.submit(Tenant(1), Scripted::new(name, 1, &log));
+        }
+        pool.submit(Tenant(2), Scripted::new("b1", 1, &log));
+        open.send(()).unwrap();
+        let order = wait_for(&log, 6);
+        assert_eq!(order[1], ("b1", 1), "{order:?}");
+    }
+
+    #[test]
+    fn a_tenant_without_a_running_task_goes_first() {
+        let pool = Pool::new(2, 0, Duration::from_millis(2)).unwrap();
+        let log = Log::default();
+        // Tenant 1 holds one thread and has more queued; tenant 2 comes
+        // later, behind it in the ring.
+        let busy = hold_a_thread_for(&pool, Tenant(1), Step::Done);
+        let open = hold_a_thread(&pool, Step::Done);
+        for name in ["a1", "a2"] {
+            pool.submit(Tenant(1), Scripted::new(name, 1, &log));
+        }
+        pool.submit(Tenant(2), Scripted::new("b1", 1, &log));
+        open.send(()).unwrap();
+        let order = wait_for(&log, 3);
+        assert_eq!(order, [("b1", 1), ("a1", 1), ("a2", 1)]);
+        busy.send(()).unwrap();
+    }
+
+    #[test]
+    fn the_fewest_running_wins_and_ties_go_in_ring_order() {
+        let log = Log::default();
+        let mut queues = Queues::default();
+        for (tenant, name) in [
+            (1, "a1"),
+            (1, "a2"),
+            (1, "a3"),
+            (2, "b1"),
+            (2, "b2"),
+            (3, "c1"),
+        ] {
+            queues.push(Tenant(tenant), Scripted::new(name, 1, &log), false);
+        }
+        let mut pop = || queues.pop(2).map(|(t, _)| t.0);
+        // Nothing runs: ring order. Then tenant 3, running none, beats 1
+        // and 2 with one each; then 1 and 2 tie at one and take turns.
+        assert_eq!(pop(), Some(1));
+        assert_eq!(pop(), Some(2));
+        assert_eq!(pop(), Some(3));
+        assert_eq!(pop(), Some(1));
+        assert_eq!(pop(), Some(2));
+        assert_eq!(pop(), Some(1));
+        assert_eq!(pop(), None);
+        // Tenants are forgotten once nothing of theirs queues or runs.
+        for (tenant, running) in [(1, 3), (2, 2), (3, 1)] {
+            for _ in 0..running {
+                assert!(queues.tenants.contains_key(&Tenant(tenant)));
+                queues.release(Tenant(tenant));
+            }
+        }
+        assert!(queues.tenants.is_empty() && queues.ring.is_empty());
+        assert_eq!(queues.spare.len(), 3, "their queues are kept for reuse");
+    }
+
+    #[test]
+    fn unwanted_tasks_are_dropped_unrun() {
+        let pool = Pool::new(1, 0, Duration::from_millis(2)).unwrap();
+        let log = Log::default();
+        let (dropped_tx, dropped) = mpsc::channel();
+        let open = hold_a_thread(&pool, Step::Done);
+        let mut stale = Scripted::new("stale", 1, &log);
+        stale.wanted = false;
+        stale.dropped = Some(dropped_tx);
+        pool.submit(Tenant(1), stale);
+        pool.submit(Tenant(1), Scripted::new("fresh", 1, &log));
+        open.send(()).unwrap();
+        assert_eq!(wait_for(&log, 1), [("fresh", 1)]);
+        assert_eq!(dropped.recv_timeout(Duration::from_secs(5)), Ok("stale"));
+    }
+
+    #[test]
+    fn a_panicking_task_is_dropped_and_the_thread_goes_on() {
+        struct Boom;
+        impl Work for Boom {
+            fn wanted(&self) -> bool {
+                true
+            }
+            fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+                panic!("test: a task panics");
+            }
+        }
+        let pool = Pool::new(1, 0, Duration::from_millis(2)).unwrap();
+        let log = Log::default();
+        pool.submit(Tenant(1), Box::new(Boom));
+        pool.submit(Tenant(1), Scripted::new("after", 1, &log));
+        assert_eq!(wait_for(&log, 1), [("after", 1)]);
+    }
+
+    #[test]
+    fn dropping_the_pool_drops_queued_tasks_and_ends_the_threads() {
+        let pool = Pool::new(2, 0, Duration::from_millis(2)).unwrap();
+        let inner = Arc::downgrade(pool.inner.as_ref().unwrap());
+        let log = Log::default();
+        // Both threads busy with tasks that want another turn.
+        let gates = [
+            hold_a_thread(&pool, Step::Unfinished),
+            hold_a_thread(&pool, Step::Unfinished),
+        ];
+        let (dropped_tx, dropped) = mpsc::channel();
+        for name in ["q1", "q2"] {
+            let mut task = Scripted::new(name, 1, &log);
+            task.dropped = Some(dropped_tx.clone());
+            pool.submit(Tenant(1), task);
+        }
+        drop(pool);
+        let mut gone = vec![
+            dropped.recv_timeout(Duration::from_secs(5)).unwrap(),
+            dropped.recv_timeout(Duration::from_secs(5)).unwrap(),
+        ];
+        gone.sort();
+        assert_eq!(gone, ["q1", "q2"]);
+        for gate in gates {
+            gate.send(()).unwrap();
+        }
+        let started = Instant::now();
+        while inner.upgrade().is_some() {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "the threads did not end"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(log.lock().unwrap().is_empty(), "queued tasks never ran");
+    }
+
+    #[test]
+    fn without_threads_a_task_runs_to_its_end_at_once() {
+        let pool = Pool::new(0, 0, Duration::from_millis(2)).unwrap();
+        let log = Log::default();
+        pool.submit(Tenant(1), Scripted::new("inline", 3, &log));
+        assert_eq!(
+            *log.lock().unwrap(),
+            [("inline", 1), ("inline", 2), ("inline", 3)]
+        );
+    }
+
+    #[test]
+    fn a_turn_ends_only_when_its_quantum_is_spent_and_work_waits() {
+        let waiting = AtomicUsize::new(0);
+        let spent = Turn {
+            ends: Some((Instant::now(), &waiting)),
+        };
+        assert!(!spent.over(), "nothing waits");
+        waiting.store(1, Ordering::Relaxed);
+        assert!(spent.over());
+        let fresh = Turn {
+            ends: Some((Instant::now() + Duration::from_secs(60), &waiting)),
+        };
+        assert!(!fresh.over(), "quantum not spent");
+        assert!(!Turn::UNBOUNDED.over());
+    }
 }

@@ -1,38 +1,49 @@
 //! Where and how long work runs: a unary call's first nodes inline on the
 //! runtime thread that read it, the rest of its search and every batch
-//! message on a solver thread ([`super::pool`]), all of it in slices of
-//! `slice_nodes` with the deadline, the client's presence and the work
-//! budget checked between slices. This is where a deadline stops the solver.
+//! message on a solver thread ([`super::pool`]) in turns shared out between
+//! connections, all of it in slices of `slice_nodes` with the deadline, the
+//! client's presence, the work budget and the end of the turn checked
+//! between slices. This is where a deadline stops the solver.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
 use super::convert::{Job, outcome, parse_grid, parse_limit, to_pb};
-use super::pool::with_thread_solver;
+use super::pool::{Step, Turn, Work, with_thread_solver};
 use super::status::{Failure, to_rpc_status};
-use super::{Shared, Sudoku};
+use super::{Shared, Sudoku, Tenant};
 use crate::pb;
 use crate::solver::{Answer, Progress, Solver};
 use crate::telemetry::metrics::{Gauges, PuzzleOutcome};
 
 impl Sudoku {
-    /// Solves one validated puzzle of a unary call: up to `inline_nodes`
-    /// nodes at once on this thread (most puzzles need fewer), the rest on
-    /// a solver thread. Dropping the future (client reset) stops the search
-    /// at its next slice.
+    /// Solves one validated puzzle of a unary call from `tenant`: up to
+    /// `inline_nodes` nodes at once on this thread (most puzzles need
+    /// fewer), the rest on a solver thread. Dropping the future (client
+    /// reset) stops the search at its next slice.
     pub(super) async fn solve_job(
         &self,
         job: Job,
         deadline: Option<Instant>,
+        tenant: Tenant,
     ) -> Result<pb::Solution, Failure> {
         let shared = &self.shared;
         let inline = shared.limits.inline_nodes;
         let first = with_thread_solver(|solver| {
             Ok::<_, Failure>(
-                match search(shared, solver, &job, inline, deadline, &|| false)? {
+                match search(
+                    shared,
+                    solver,
+                    &job,
+                    inline,
+                    deadline,
+                    &|| false,
+                    &Turn::UNBOUNDED,
+                )? {
                     Searched::Done(answer, elapsed) => Ok((answer, elapsed)),
                     // The search moves on as it stands: redoing its inline
                     // nodes would cost more than copying it.
@@ -42,52 +53,100 @@ impl Sudoku {
         })?;
         let (answer, elapsed) = match first {
             Ok(done) => done,
-            Err((mut solver, elapsed)) => {
+            Err((solver, elapsed)) => {
                 let (reply, replied) = oneshot::channel();
-                let task_shared = shared.clone();
-                shared.pool.submit(Box::new(move |_| {
-                    let cancelled = || reply.is_closed();
-                    let result = slices(
-                        &task_shared,
-                        &mut solver,
-                        u64::MAX,
+                shared.pool.submit(
+                    tenant,
+                    Box::new(RestOfSearch {
+                        shared: shared.clone(),
+                        solver,
                         deadline,
-                        &cancelled,
                         elapsed,
-                    )
-                    .map(Searched::finished);
-                    let _ = reply.send(result);
-                }));
+                        reply: Some(reply),
+                    }),
+                );
                 let replied = match deadline {
                     None => replied.await,
                     Some(d) => tokio::time::timeout_at(d.into(), replied)
                         .await
                         .map_err(|_| Failure::DeadlineExceeded)?,
                 };
-                // A closed reply: the task panicked (and was logged).
-                replied.map_err(|_| Failure::Panicked)??
+                // A closed reply: the pool dropped the task unrun because
+                // its deadline passed (the timer may fire a little after
+                // the solver thread saw it pass), or it panicked (and was
+                // logged).
+                replied.map_err(|_| {
+                    if past(deadline) {
+                        Failure::DeadlineExceeded
+                    } else {
+                        Failure::Panicked
+                    }
+                })??
             }
         };
         Ok(to_pb(&answer, &job, elapsed))
     }
 
-    /// Answers one batch request message on a solver thread; `None` when
-    /// the stream's deadline passed on the way, as then no further results
-    /// are sent. Dropping the future (the client left, or the deadline)
-    /// stops the work at the current item's next slice.
+    /// Answers one batch request message of `tenant` on a solver thread;
+    /// `None` when the stream's deadline passed on the way, as then no
+    /// further results are sent. Dropping the future (the client left, or
+    /// the deadline) stops the work at the current item's next slice.
     pub(super) async fn solve_message(
         &self,
         request: pb::SolveBatchRequest,
         deadline: Option<Instant>,
+        tenant: Tenant,
     ) -> Option<pb::SolveBatchResponse> {
         let (reply, replied) = oneshot::channel();
-        let shared = self.shared.clone();
-        self.shared.pool.submit(Box::new(move |solver| {
-            let response = answer_items(&shared, solver, &request, deadline, &|| reply.is_closed());
-            let _ = reply.send(response);
-        }));
-        // Panics are caught per item, so the reply always comes.
+        let message = BatchMessage::new(self.shared.clone(), request, deadline, reply);
+        self.shared.pool.submit(tenant, Box::new(message));
+        // Panics are caught per item, so the reply always comes unless the
+        // deadline passed or the caller left.
         replied.await.ok().flatten()
+    }
+}
+
+/// The rest of a unary call's search, on a solver thread.
+struct RestOfSearch {
+    shared: Arc<Shared>,
+    /// The search as the inline budget left it.
+    solver: Box<Solver>,
+    deadline: Option<Instant>,
+    /// Solving time so far.
+    elapsed: Duration,
+    /// Taken when the answer is sent.
+    reply: Option<oneshot::Sender<Result<(Answer, Duration), Failure>>>,
+}
+
+impl Work for RestOfSearch {
+    fn wanted(&self) -> bool {
+        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+    }
+
+    fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
+        let reply = &self.reply;
+        let cancelled = || reply.as_ref().is_none_or(|r| r.is_closed());
+        let searched = slices(
+            &self.shared,
+            &mut self.solver,
+            u64::MAX,
+            self.deadline,
+            &cancelled,
+            self.elapsed,
+            turn,
+        );
+        let result = match searched {
+            Ok(Searched::Paused(elapsed)) => {
+                self.elapsed = elapsed;
+                return Step::Unfinished;
+            }
+            Ok(Searched::Done(answer, elapsed)) => Ok((answer, elapsed)),
+            Err(failure) => Err(failure),
+        };
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(result);
+        }
+        Step::Done
     }
 }
 
@@ -96,19 +155,9 @@ enum Searched {
     /// Finished (or out of the work budget `max_nodes`, which the answer
     /// says), after this much solving time.
     Done(Answer, Duration),
-    /// Unfinished when the caller's node budget ran out.
+    /// Unfinished when the caller's node budget ran out or its turn on a
+    /// solver thread ended.
     Paused(Duration),
-}
-
-impl Searched {
-    /// The answer and solving time of a search run without a node budget,
-    /// which always finishes.
-    fn finished(self) -> (Answer, Duration) {
-        match self {
-            Searched::Done(answer, elapsed) => (answer, elapsed),
-            Searched::Paused(_) => unreachable!("a search without a node budget finishes"),
-        }
-    }
 }
 
 /// Searches `job` in `solver` (restarted) for up to `budget` nodes; see
@@ -120,13 +169,22 @@ fn search(
     budget: u64,
     deadline: Option<Instant>,
     cancelled: &dyn Fn() -> bool,
+    turn: &Turn,
 ) -> Result<Searched, Failure> {
     #[cfg(feature = "test-hooks")]
     if shared.panic_on == Some(job.grid) {
         panic!("test hook: panic while solving {}", job.grid);
     }
     solver.restart(&job.grid, job.limit);
-    slices(shared, solver, budget, deadline, cancelled, Duration::ZERO)
+    slices(
+        shared,
+        solver,
+        budget,
+        deadline,
+        cancelled,
+        Duration::ZERO,
+        turn,
+    )
 }
 
 /// Decrements the solving gauge when a solve ends, however it ends.
@@ -139,9 +197,10 @@ impl Drop for SolvingGuard<'_> {
 }
 
 /// Goes on with the search in `solver` in slices of `slice_nodes` until it
-/// is done, has run `budget` nodes in all, or the work budget is spent,
-/// checking the deadline and `cancelled` before each slice. `elapsed` is
-/// the solving time so far.
+/// is done, has run `budget` nodes in all, the work budget is spent, or
+/// `turn` is over (asked after each slice, so a turn always makes
+/// progress), checking the deadline and `cancelled` before each slice.
+/// `elapsed` is the solving time so far.
 fn slices(
     shared: &Shared,
     solver: &mut Solver,
@@ -149,6 +208,7 @@ fn slices(
     deadline: Option<Instant>,
     cancelled: &dyn Fn() -> bool,
     mut elapsed: Duration,
+    turn: &Turn,
 ) -> Result<Searched, Failure> {
     let limits = &shared.limits;
     shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
@@ -176,6 +236,9 @@ fn slices(
         if progress != Progress::Paused {
             return Ok(done(shared, solver.answer(), elapsed));
         }
+        if turn.over() {
+            return Ok(Searched::Paused(elapsed));
+        }
     }
 }
 
@@ -199,61 +262,176 @@ pub(super) fn count_failure(gauges: &Gauges, failure: &Failure) {
     });
 }
 
-/// Answers the items of one batch message in order, on the calling
-/// (solver) thread; `None` when the deadline passed or `cancelled` said so
-/// on the way. A panic while solving an item answers that item INTERNAL.
-pub(super) fn answer_items(
-    shared: &Shared,
-    solver: &mut Solver,
-    request: &pb::SolveBatchRequest,
+/// One batch request message, answered item by item in order on solver
+/// threads, over as many turns as it takes. An item can span turns: its
+/// search then moves out of the thread's solver into one of the message's
+/// own, made the first time and kept for its later items.
+struct BatchMessage {
+    shared: Arc<Shared>,
+    request: pb::SolveBatchRequest,
+    /// The message's options, read once for all its items.
+    limit: Result<u32, Failure>,
     deadline: Option<Instant>,
-    cancelled: &dyn Fn() -> bool,
-) -> Option<pb::SolveBatchResponse> {
-    let limit = parse_limit(request.options.as_ref(), "options");
-    let mut results = Vec::with_capacity(request.items.len());
-    for (i, item) in request.items.iter().enumerate() {
-        let outcome = match (&limit, parse_grid(item.puzzle.as_ref(), "puzzle")) {
-            (Err(e), _) => Err(e.clone()),
-            (_, Err(e)) => Err(e.prefixed(&format!("items[{i}]"))),
-            (Ok(limit), Ok((grid, form))) => {
-                let job = Job {
-                    grid,
-                    form,
-                    limit: *limit,
-                };
-                let searched = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    search(shared, solver, &job, u64::MAX, deadline, cancelled)
-                }));
-                match searched {
-                    Ok(Ok(searched)) => {
-                        let (answer, elapsed) = searched.finished();
-                        Ok(to_pb(&answer, &job, elapsed))
-                    }
-                    Ok(Err(failure)) => Err(failure),
-                    Err(_) => Err(Failure::Panicked),
-                }
-            }
-        };
-        let result = match outcome {
-            // Stream-level ends: the reader task reports them as the
-            // stream's status.
-            Err(Failure::DeadlineExceeded | Failure::Cancelled) => return None,
-            Ok(solution) => pb::batch_result::Result::Solution(solution),
-            Err(failure) => {
-                count_failure(&shared.gauges, &failure);
-                if failure == Failure::Panicked {
-                    tracing::error!(id = item.id, "solver panicked on a batch item");
-                }
-                pb::batch_result::Result::Error(to_rpc_status(failure.into()))
-            }
-        };
-        results.push(pb::BatchResult {
-            id: item.id,
-            result: Some(result),
-        });
+    /// The results of the items answered so far: the next item to answer
+    /// is `request.items[results.len()]`.
+    results: Vec<pb::BatchResult>,
+    /// The item a turn ended in the middle of: its job, solving time so
+    /// far and search.
+    paused: Option<(Job, Duration, Box<Solver>)>,
+    /// The message's own solver while no item is paused in it.
+    spare: Option<Box<Solver>>,
+    /// Taken when the response (or `None`, the stream's end) is sent.
+    reply: Option<oneshot::Sender<Option<pb::SolveBatchResponse>>>,
+}
+
+/// How an item's turn ended.
+enum ItemTurn {
+    /// With the item's answer (a failure answers this item only, except a
+    /// deadline or cancellation, which end the stream).
+    Answered(Result<pb::Solution, Failure>),
+    /// Mid-search, after this much solving time.
+    Paused(Duration),
+}
+
+impl BatchMessage {
+    fn new(
+        shared: Arc<Shared>,
+        request: pb::SolveBatchRequest,
+        deadline: Option<Instant>,
+        reply: oneshot::Sender<Option<pb::SolveBatchResponse>>,
+    ) -> BatchMessage {
+        BatchMessage {
+            limit: parse_limit(request.options.as_ref(), "options"),
+            results: Vec::with_capacity(request.items.len()),
+            shared,
+            request,
+            deadline,
+            paused: None,
+            spare: None,
+            reply: Some(reply),
+        }
     }
-    shared.gauges.batch_messages.fetch_add(1, Ordering::Relaxed);
-    Some(pb::SolveBatchResponse { results })
+
+    /// Sends `response` to the caller; the message is done.
+    fn answer(&mut self, response: Option<pb::SolveBatchResponse>) -> Step {
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(response);
+        }
+        Step::Done
+    }
+}
+
+impl Work for BatchMessage {
+    fn wanted(&self) -> bool {
+        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+    }
+
+    /// Answers items in order until all are (then the response goes to the
+    /// caller) or the turn is over, at an item's end or in its search. A
+    /// panic while solving an item answers that item INTERNAL.
+    fn run(&mut self, thread_solver: &mut Solver, turn: &Turn) -> Step {
+        let reply = &self.reply;
+        let cancelled = || reply.as_ref().is_none_or(|r| r.is_closed());
+        let (shared, deadline) = (&*self.shared, self.deadline);
+        let item_turn = |solver: &mut Solver, job: &Job, resumed: Option<Duration>| {
+            let searched = std::panic::catch_unwind(AssertUnwindSafe(|| match resumed {
+                None => search(shared, solver, job, u64::MAX, deadline, &cancelled, turn),
+                Some(elapsed) => slices(
+                    shared,
+                    solver,
+                    u64::MAX,
+                    deadline,
+                    &cancelled,
+                    elapsed,
+                    turn,
+                ),
+            }));
+            match searched {
+                Ok(Ok(Searched::Done(answer, elapsed))) => {
+                    ItemTurn::Answered(Ok(to_pb(&answer, job, elapsed)))
+                }
+                Ok(Ok(Searched::Paused(elapsed))) => ItemTurn::Paused(elapsed),
+                Ok(Err(failure)) => ItemTurn::Answered(Err(failure)),
+                Err(_) => ItemTurn::Answered(Err(Failure::Panicked)),
+            }
+        };
+        let mut ended = false;
+        while let Some(item) = self.request.items.get(self.results.len()) {
+            let i = self.results.len();
+            let answered = match self.paused.take() {
+                Some((job, elapsed, mut solver)) => {
+                    match item_turn(&mut solver, &job, Some(elapsed)) {
+                        ItemTurn::Paused(elapsed) => {
+                            self.paused = Some((job, elapsed, solver));
+                            return Step::Unfinished;
+                        }
+                        ItemTurn::Answered(answered) => {
+                            self.spare = Some(solver);
+                            answered
+                        }
+                    }
+                }
+                None => match (&self.limit, parse_grid(item.puzzle.as_ref(), "puzzle")) {
+                    (Err(e), _) => Err(e.clone()),
+                    (_, Err(e)) => Err(e.prefixed(&format!("items[{i}]"))),
+                    (Ok(limit), Ok((grid, form))) => {
+                        let job = Job {
+                            grid,
+                            form,
+                            limit: *limit,
+                        };
+                        let mut own = self.spare.take();
+                        let solver = match own.as_deref_mut() {
+                            Some(solver) => solver,
+                            None => &mut *thread_solver,
+                        };
+                        match item_turn(solver, &job, None) {
+                            ItemTurn::Paused(elapsed) => {
+                                // The thread's solver serves other tasks
+                                // next: the search moves out as it stands.
+                                let solver = own.unwrap_or_else(|| Box::new(thread_solver.clone()));
+                                self.paused = Some((job, elapsed, solver));
+                                return Step::Unfinished;
+                            }
+                            ItemTurn::Answered(answered) => {
+                                self.spare = own;
+                                answered
+                            }
+                        }
+                    }
+                },
+            };
+            let result = match answered {
+                // Stream-level ends: the reader task reports them as the
+                // stream's status.
+                Err(Failure::DeadlineExceeded | Failure::Cancelled) => {
+                    ended = true;
+                    break;
+                }
+                Ok(solution) => pb::batch_result::Result::Solution(solution),
+                Err(failure) => {
+                    count_failure(&shared.gauges, &failure);
+                    if failure == Failure::Panicked {
+                        tracing::error!(id = item.id, "solver panicked on a batch item");
+                    }
+                    pb::batch_result::Result::Error(to_rpc_status(failure.into()))
+                }
+            };
+            self.results.push(pb::BatchResult {
+                id: item.id,
+                result: Some(result),
+            });
+            if self.results.len() < self.request.items.len() && turn.over() {
+                return Step::Unfinished;
+            }
+        }
+        if ended {
+            return self.answer(None);
+        }
+        shared.gauges.batch_messages.fetch_add(1, Ordering::Relaxed);
+        let results = std::mem::take(&mut self.results);
+        self.answer(Some(pb::SolveBatchResponse { results }))
+    }
 }
 
 /// Whether `deadline` has passed.
@@ -266,5 +444,163 @@ pub(super) async fn expiry(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d.into()).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::puzzle::Grid;
+    use crate::service::Limits;
+    use tokio_util::sync::CancellationToken;
+
+    const CLASSIC: &str =
+        "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
+    /// 84 nodes: many 8-node slices.
+    const EASTER_MONSTER: &str =
+        "1.......2.9.4...5...6...7...5.9.3.......7.......85..4.7.....6...3...9.8...2.....1";
+
+    /// A service without solver threads, solving in slices of 8 nodes.
+    fn service() -> Sudoku {
+        let limits = Limits {
+            max_nodes: 1_000_000,
+            slice_nodes: 8,
+            max_in_flight: 16,
+            stream_window: 1,
+            max_batch_items: 1_024,
+            stream_workers: 1,
+            solver_threads: 0,
+            solver_nice: 0,
+            inline_nodes: 8,
+            quantum: Duration::ZERO,
+        };
+        Sudoku::new(limits, CancellationToken::new()).unwrap()
+    }
+
+    fn item(id: u64, puzzle: &str) -> pb::BatchItem {
+        pb::BatchItem {
+            id,
+            puzzle: Some(pb::Grid {
+                text: puzzle.to_string(),
+                cells: vec![],
+            }),
+        }
+    }
+
+    /// Runs `work` to its end, in turns over after each slice when
+    /// `sliced`, with another search on the thread's solver between turns;
+    /// the number of turns it took.
+    fn run_to_end(work: &mut dyn Work, sliced: bool) -> usize {
+        let mut solver = Solver::new(&Grid::EMPTY, 1);
+        let mut turns = 1;
+        loop {
+            let turn = if sliced {
+                Turn::every_slice()
+            } else {
+                Turn::UNBOUNDED
+            };
+            if work.run(&mut solver, &turn) == Step::Done {
+                return turns;
+            }
+            solver.restart(&Grid::from_text(CLASSIC).unwrap(), 1);
+            solver.resume(5);
+            turns += 1;
+        }
+    }
+
+    /// `response` without its solving times, which differ between runs.
+    fn timeless(mut response: pb::SolveBatchResponse) -> pb::SolveBatchResponse {
+        for r in &mut response.results {
+            if let Some(pb::batch_result::Result::Solution(s)) = &mut r.result
+                && let Some(stats) = &mut s.stats
+            {
+                stats.solve_time_us = 0;
+            }
+        }
+        response
+    }
+
+    #[test]
+    fn a_batch_message_answered_in_turns_matches_one_answered_at_once() {
+        let svc = service();
+        let request = pb::SolveBatchRequest {
+            items: vec![
+                item(1, EASTER_MONSTER),
+                item(2, "not a puzzle"),
+                item(3, CLASSIC),
+                item(4, EASTER_MONSTER),
+            ],
+            options: None,
+        };
+        let mut answers = Vec::new();
+        for sliced in [false, true] {
+            let (reply, mut replied) = oneshot::channel();
+            let mut message = BatchMessage::new(svc.shared.clone(), request.clone(), None, reply);
+            let turns = run_to_end(&mut message, sliced);
+            let response = replied.try_recv().unwrap().expect("a response");
+            answers.push((turns, timeless(response)));
+        }
+        let (once, sliced) = (&answers[0], &answers[1]);
+        assert_eq!(once.0, 1);
+        assert!(sliced.0 > 20, "{} turns", sliced.0);
+        assert_eq!(once.1, sliced.1);
+        assert_eq!(once.1.results.len(), 4);
+        let nodes = |i: usize| match &sliced.1.results[i].result {
+            Some(pb::batch_result::Result::Solution(s)) => s.stats.unwrap().nodes,
+            other => panic!("item {i}: {other:?}"),
+        };
+        assert_eq!(nodes(0), 84);
+        assert!(matches!(
+            &sliced.1.results[1].result,
+            Some(pb::batch_result::Result::Error(_))
+        ));
+    }
+
+    #[test]
+    fn the_rest_of_a_search_answered_in_turns_matches_one_answered_at_once() {
+        let svc = service();
+        let job = Job {
+            grid: Grid::from_text(EASTER_MONSTER).unwrap(),
+            form: super::super::convert::Form::Text,
+            limit: 2,
+        };
+        let mut answers = Vec::new();
+        for sliced in [false, true] {
+            let mut solver = Box::new(Solver::new(&job.grid, job.limit));
+            solver.resume(8);
+            let (reply, mut replied) = oneshot::channel();
+            let mut rest = RestOfSearch {
+                shared: svc.shared.clone(),
+                solver,
+                deadline: None,
+                elapsed: Duration::ZERO,
+                reply: Some(reply),
+            };
+            let turns = run_to_end(&mut rest, sliced);
+            let (answer, _) = replied.try_recv().unwrap().unwrap();
+            answers.push((turns, answer));
+        }
+        assert_eq!(answers[0].0, 1);
+        assert!(answers[1].0 > 5, "{} turns", answers[1].0);
+        assert_eq!(answers[0].1, answers[1].1);
+        assert!(answers[1].1.complete);
+    }
+
+    #[test]
+    fn work_past_its_deadline_or_left_by_its_caller_is_unwanted() {
+        let svc = service();
+        let request = pb::SolveBatchRequest {
+            items: vec![item(1, CLASSIC)],
+            options: None,
+        };
+        let (reply, replied) = oneshot::channel();
+        let message = BatchMessage::new(svc.shared.clone(), request.clone(), None, reply);
+        assert!(message.wanted());
+        drop(replied);
+        assert!(!message.wanted(), "the caller left");
+        let (reply, _replied) = oneshot::channel();
+        let expired = Some(Instant::now() - Duration::from_millis(1));
+        let message = BatchMessage::new(svc.shared.clone(), request, expired, reply);
+        assert!(!message.wanted(), "the deadline passed");
     }
 }

@@ -15,9 +15,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Status, Streaming};
 use tracing::Instrument;
 
-use super::Sudoku;
 use super::schedule::{expiry, past};
 use super::status::Failure;
+use super::{Sudoku, Tenant};
 use crate::pb;
 use crate::telemetry::metrics;
 
@@ -43,12 +43,14 @@ enum StreamEnd {
 }
 
 impl Sudoku {
-    /// Starts answering the request stream `inbound` under `deadline` (which
-    /// covers the whole stream) and returns the response stream.
+    /// Starts answering the request stream `inbound` of `tenant` under
+    /// `deadline` (which covers the whole stream) and returns the response
+    /// stream.
     pub(super) fn open_batch(
         &self,
         mut inbound: Streaming<pb::SolveBatchRequest>,
         deadline: Option<Instant>,
+        tenant: Tenant,
     ) -> BatchStream {
         let limits = self.shared.limits.clone();
         let (tx, rx) = mpsc::channel(limits.stream_window);
@@ -74,7 +76,8 @@ impl Sudoku {
                             let Ok(_permit) = svc.shared.permits.acquire().await else {
                                 return false;
                             };
-                            let Some(response) = svc.solve_message(msg, deadline).await else {
+                            let Some(response) = svc.solve_message(msg, deadline, tenant).await
+                            else {
                                 return past(deadline);
                             };
                             if tx.send(Ok(response)).await.is_err() {

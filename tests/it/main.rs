@@ -8,6 +8,7 @@ mod cli;
 mod codes;
 mod connections;
 mod corpus;
+mod fairness;
 mod flow_control;
 mod metrics;
 mod node_client;
