@@ -126,6 +126,23 @@ pub struct Config {
     /// they are cut and the process exits, in milliseconds.
     #[arg(long, env = "SUDOKU_DRAIN_TIMEOUT_MS", default_value_t = 10_000)]
     pub drain_timeout_ms: u64,
+
+    // --- Memory a client can pin: HTTP/2 windows ---
+    /// HTTP/2 receive window of each stream, in bytes: request bytes a
+    /// client may send on one call before the server reads them.
+    #[arg(long, env = "SUDOKU_HTTP2_STREAM_WINDOW", default_value_t = 64 << 10)]
+    pub http2_stream_window: u32,
+
+    /// HTTP/2 receive window of each connection, in bytes: request bytes a
+    /// client may send on all its calls together before the server reads
+    /// them.
+    #[arg(long, env = "SUDOKU_HTTP2_CONNECTION_WINDOW", default_value_t = 1 << 20)]
+    pub http2_connection_window: u32,
+
+    /// Response bytes queued per stream for a client that does not read,
+    /// beyond what its flow-control window lets through.
+    #[arg(long, env = "SUDOKU_HTTP2_SEND_BUFFER", default_value_t = 64 << 10)]
+    pub http2_send_buffer: usize,
 }
 
 impl Default for Config {
@@ -168,6 +185,25 @@ impl Config {
         }
     }
 
+    /// Checks the settings that only make sense together; the error says
+    /// which flags to change.
+    pub fn validate(&self) -> Result<(), String> {
+        // HTTP/2 caps windows at 2^31 - 1 bytes.
+        const MAX_WINDOW: u32 = (1 << 31) - 1;
+        if self.http2_stream_window > MAX_WINDOW || self.http2_connection_window > MAX_WINDOW {
+            return Err(format!(
+                "--http2-stream-window and --http2-connection-window must be at most {MAX_WINDOW}"
+            ));
+        }
+        if self.http2_connection_window < self.http2_stream_window {
+            return Err(format!(
+                "--http2-connection-window ({}) must be at least --http2-stream-window ({})",
+                self.http2_connection_window, self.http2_stream_window
+            ));
+        }
+        Ok(())
+    }
+
     /// The drain deadline as a duration.
     pub fn drain_timeout(&self) -> Duration {
         Duration::from_millis(self.drain_timeout_ms)
@@ -198,6 +234,17 @@ mod tests {
         assert_eq!(c.listen, "127.0.0.1:50051".parse().unwrap());
         assert_eq!(c.max_batch_items, 1024);
         assert_eq!(c.log_format, LogFormat::Text);
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_connection_window_below_the_stream_window_is_refused() {
+        let c = Config::parse_from(["sudoku-server", "--http2-connection-window", "1024"]);
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .contains("--http2-connection-window")
+        );
     }
 
     #[test]

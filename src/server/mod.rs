@@ -65,6 +65,10 @@ impl Prepared {
 
     /// Builds the service on a listener the caller bound (tests bind port 0).
     pub fn with_listener(config: Config, listener: TcpListener) -> anyhow::Result<Prepared> {
+        config
+            .validate()
+            .map_err(anyhow::Error::msg)
+            .context("invalid settings")?;
         let token = CancellationToken::new();
         let service =
             Sudoku::new(config.limits(), token.clone()).context("starting the solver threads")?;
