@@ -10,6 +10,7 @@
 //! | `http2.rs` | HTTP/2 settings, compression encodings and how they are advertised |
 //! | `tls.rs` | the TLS acceptor (mutual TLS with a client CA) |
 //! | `health.rs` | health that turns NOT_SERVING on drain, and reflection |
+//! | `budget.rs` | the request body wrapper that charges received messages to the connection's share |
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -33,6 +34,7 @@ use http2::{AdvertiseEncodings, ENCODINGS};
 use listener::take_backlog;
 use tls::{TLS_HANDSHAKE_TIMEOUT, tls_acceptor};
 
+mod budget;
 pub mod config;
 mod connection;
 mod health;
@@ -137,6 +139,7 @@ impl Prepared {
 
         let (reflection_v1, reflection_v1alpha) = health::reflection()?;
 
+        let budget = service.budget();
         let sudoku =
             SudokuServiceServer::new(service).max_decoding_message_size(config.max_message_bytes);
 
@@ -175,6 +178,8 @@ impl Prepared {
                 routes: routes.clone(),
                 peer,
                 tenant: Tenant(accepted),
+                share: budget.share(),
+                max_message: config.max_message_bytes,
                 stop: token.clone(),
                 max_age,
                 age_grace,

@@ -10,6 +10,7 @@
 //! | `schedule.rs` | where work runs and when it stops: inline budget, solver threads, slices, deadlines, the work budget |
 //! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends |
 //! | `pool.rs` | the solver threads |
+//! | `budget.rs` | request bytes held at once: the server-wide budget and each connection's share |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use crate::telemetry::metrics::Gauges;
 use pool::Pool;
 
 mod api;
+mod budget;
 mod convert;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
@@ -29,6 +31,7 @@ mod schedule;
 mod status;
 mod stream;
 
+pub use budget::{Budget, Charge, Purpose, Share};
 pub use convert::MAX_SOLUTIONS_LIMIT;
 pub use status::OVERLOAD_PUSHBACK_MS;
 
@@ -38,6 +41,11 @@ pub use status::OVERLOAD_PUSHBACK_MS;
 /// tenant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Tenant(pub u64);
+
+/// The path of SolveBatch, the one route whose decoded request messages
+/// wait in a window: the server gives its requests the connection's
+/// [`Share`] (other requests need none, and pay nothing for it).
+pub const SOLVE_BATCH_PATH: &str = "/sudoku.v1.SudokuService/SolveBatch";
 
 /// Limits the service applies to every call.
 #[derive(Debug, Clone)]
@@ -62,6 +70,10 @@ pub struct Limits {
     /// Search nodes a unary call solves on arrival, on the runtime thread
     /// that read it; a search that needs more moves to a solver thread.
     pub inline_nodes: u64,
+    /// Request bytes held at once, server-wide (see [`Budget`]).
+    pub max_buffered_request_bytes: usize,
+    /// Request bytes one connection may have held at once.
+    pub connection_buffer_bytes: usize,
 }
 
 /// `sudoku.v1.SudokuService`: one per server, cheap to clone.
@@ -75,6 +87,7 @@ struct Shared {
     limits: Limits,
     permits: Semaphore,
     pool: Pool,
+    budget: Budget,
     shutdown: CancellationToken,
     gauges: Arc<Gauges>,
     /// Test hook: solving exactly this grid panics, to show a panic stays
@@ -91,6 +104,10 @@ impl Sudoku {
             shared: Arc::new(Shared {
                 permits: Semaphore::new(limits.max_in_flight.max(1)),
                 pool: Pool::new(limits.solver_threads, limits.solver_nice)?,
+                budget: Budget::new(
+                    limits.max_buffered_request_bytes,
+                    limits.connection_buffer_bytes,
+                ),
                 limits,
                 shutdown,
                 gauges: Arc::new(Gauges::default()),
@@ -108,6 +125,12 @@ impl Sudoku {
             shared.panic_on = Some(grid);
         }
         self
+    }
+
+    /// The server-wide budget of request bytes, from which each connection
+    /// takes its [`Share`].
+    pub fn budget(&self) -> Budget {
+        self.shared.budget.clone()
     }
 
     /// The service's gauges, for metrics and tests.
