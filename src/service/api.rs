@@ -11,6 +11,7 @@ use tonic::{Code, Request, Response, Status, Streaming};
 use tracing::Instrument;
 
 use super::Sudoku;
+use super::budget::Share;
 use super::convert::{Job, deadline_of, parse_grid, parse_limit};
 use super::schedule::count_failure;
 use super::status::Failure;
@@ -93,8 +94,11 @@ impl SudokuService for Sudoku {
             return Err(Failure::ShuttingDown.into());
         }
         let deadline = deadline_of(request.metadata());
-        Ok(Response::new(
-            self.open_batch(request.into_inner(), deadline),
-        ))
+        let share = request.extensions().get::<Share>().cloned();
+        Ok(Response::new(self.open_batch(
+            request.into_inner(),
+            deadline,
+            share,
+        )))
     }
 }

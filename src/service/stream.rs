@@ -4,18 +4,26 @@
 //! responses; when the reader stops, the stream ends with the status its
 //! reason calls for. This is where a stream is windowed: a full window stops
 //! the reader, and HTTP/2 flow control then pushes back on the sender.
+//!
+//! Each message read is charged to the connection's [`Share`] of the request
+//! budget ([`Purpose::Messages`]) for its encoded size before it enters the
+//! window; the charge shrinks to the response's size once it is solved and
+//! is released when tonic takes the response. A full share stops the reader
+//! just as a full window does.
 
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use futures::{Stream, StreamExt};
+use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Status, Streaming};
 use tracing::Instrument;
 
 use super::Sudoku;
+use super::budget::{Charge, Purpose, Share};
 use super::schedule::{expiry, past};
 use super::status::Failure;
 use crate::pb;
@@ -24,6 +32,9 @@ use crate::telemetry::metrics;
 /// The response stream of a SolveBatch call.
 pub(super) type BatchStream =
     Pin<Box<dyn Stream<Item = Result<pb::SolveBatchResponse, Status>> + Send>>;
+
+/// A response on its way to tonic, with the budget its bytes hold.
+type Outgoing = (Result<pb::SolveBatchResponse, Status>, Option<Charge>);
 
 /// How a stream's reader stopped taking requests.
 enum StreamEnd {
@@ -44,16 +55,18 @@ enum StreamEnd {
 
 impl Sudoku {
     /// Starts answering the request stream `inbound` under `deadline` (which
-    /// covers the whole stream) and returns the response stream.
+    /// covers the whole stream) and returns the response stream. Messages
+    /// are charged to `share` (none: not charged).
     pub(super) fn open_batch(
         &self,
         mut inbound: Streaming<pb::SolveBatchRequest>,
         deadline: Option<Instant>,
+        share: Option<Share>,
     ) -> BatchStream {
         let limits = self.shared.limits.clone();
-        let (tx, rx) = mpsc::channel(limits.stream_window);
+        let (tx, rx) = mpsc::channel::<Outgoing>(limits.stream_window);
         let (work_tx, work_rx) =
-            async_channel::bounded::<pb::SolveBatchRequest>(limits.stream_window);
+            async_channel::bounded::<(pb::SolveBatchRequest, Option<Charge>)>(limits.stream_window);
         let span =
             tracing::debug_span!("call", method = "SolveBatch", code = tracing::field::Empty);
         let gauges = self.shared.gauges.clone();
@@ -70,7 +83,7 @@ impl Sudoku {
                 async move {
                     // Ends with true when the deadline cut work short.
                     let work = async {
-                        while let Ok(msg) = work_rx.recv().await {
+                        while let Ok((msg, mut charge)) = work_rx.recv().await {
                             // Streams wait for a server-wide permit rather than
                             // failing: the wait pushes back on the sender.
                             let Ok(_permit) = svc.shared.permits.acquire().await else {
@@ -79,7 +92,10 @@ impl Sudoku {
                             let Some(response) = svc.solve_message(msg, deadline).await else {
                                 return past(deadline);
                             };
-                            if tx.send(Ok(response)).await.is_err() {
+                            if let Some(charge) = &mut charge {
+                                charge.shrink_to(response.encoded_len());
+                            }
+                            if tx.send((Ok(response), charge)).await.is_err() {
                                 return false; // the client left
                             }
                         }
@@ -132,11 +148,18 @@ impl Sudoku {
                         // A message already read is queued even when the
                         // server starts draining: it is answered before the
                         // stream ends.
+                        // So does a full share of the request budget.
                         Some(Ok(msg)) => tokio::select! {
                             biased;
                             _ = &mut sleep => break StreamEnd::Deadline,
                             _ = tx.closed() => break StreamEnd::Broken,
-                            queued = work_tx.send(msg) => if queued.is_err() {
+                            queued = async {
+                                let charge = match &share {
+                                    Some(share) => Some(share.charge(Purpose::Messages, msg.encoded_len()).await),
+                                    None => None,
+                                };
+                                work_tx.send((msg, charge)).await
+                            } => if queued.is_err() {
                                 // Every worker stopped: the deadline passed or
                                 // the client left.
                                 break if past(deadline) { StreamEnd::Deadline } else { StreamEnd::Broken };
@@ -166,12 +189,13 @@ impl Sudoku {
                 metrics::call_handled("SolveBatch", code, started.elapsed());
                 tracing::debug!("stream done");
                 if let Some(status) = status {
-                    let _ = tx.send(Err(status)).await;
+                    let _ = tx.send((Err(status), None)).await;
                 }
                 gauges.open_streams.fetch_sub(1, Ordering::Relaxed);
             }
             .instrument(span),
         );
-        Box::pin(ReceiverStream::new(rx))
+        // A response's charge is released as tonic takes it.
+        Box::pin(ReceiverStream::new(rx).map(|(response, _charge)| response))
     }
 }
