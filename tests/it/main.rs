@@ -7,6 +7,7 @@ mod buf;
 mod cli;
 mod corpus;
 mod flow_control;
+mod memory;
 mod metrics;
 mod node_client;
 mod properties;
