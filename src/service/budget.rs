@@ -11,7 +11,7 @@
 //!   rest of the request, so a request body is charged the largest message
 //!   it has carried until it ends (the server's body wrapper does this).
 //! - [`Purpose::Messages`]: decoded SolveBatch messages in a stream's window or
-//!   being solved, then their responses until tonic takes them.
+//!   being solved, then their responses until HTTP/2 has taken their bytes.
 //!
 //! Two pools, not one, so that the buffers of open streams can never take
 //! what their own decoded messages need to make progress: a stream that

@@ -6,10 +6,13 @@
 //! the reader, and HTTP/2 flow control then pushes back on the sender.
 //!
 //! Each message read is charged to the connection's [`Share`] of the request
-//! budget ([`Purpose::Messages`]) for its encoded size before it enters the
-//! window; the charge shrinks to the response's size once it is solved and
-//! is released when tonic takes the response. A full share stops the reader
-//! just as a full window does.
+//! budget ([`Purpose::Messages`]) before it enters the window: its encoded
+//! size, and at least [`MAX_RESULT_BYTES`] per item, so that the charge also
+//! covers the response, which can be much larger than the request (1,024
+//! one-character puzzles take 18 KB; their 1,024 errors 186 KB). Once
+//! solved the charge shrinks to the response's size and travels with it
+//! ([`Answers`]) until HTTP/2 has taken its bytes. A full share stops the
+//! reader just as a full window does.
 
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
@@ -32,6 +35,22 @@ use crate::telemetry::metrics;
 /// The response stream of a SolveBatch call.
 pub(super) type BatchStream =
     Pin<Box<dyn Stream<Item = Result<pb::SolveBatchResponse, Status>> + Send>>;
+
+/// The most one item's result takes encoded: the largest are errors with a
+/// BadRequest detail (a message and a field violation that both name the
+/// item and the cells at fault), about 290 bytes; see the test.
+pub(super) const MAX_RESULT_BYTES: usize = 320;
+
+/// tonic's encoder yields a chunk to HTTP/2 once it holds this many bytes
+/// (its default `yield_threshold`), without asking for more responses.
+const TONIC_YIELD_THRESHOLD: usize = 32 << 10;
+
+/// What a request message is charged while it waits and is solved: enough
+/// for it and for its response.
+fn message_charge(msg: &pb::SolveBatchRequest) -> usize {
+    msg.encoded_len()
+        .max(msg.items.len().saturating_mul(MAX_RESULT_BYTES))
+}
 
 /// A response on its way to tonic, with the budget its bytes hold.
 type Outgoing = (Result<pb::SolveBatchResponse, Status>, Option<Charge>);
@@ -155,7 +174,7 @@ impl Sudoku {
                             _ = tx.closed() => break StreamEnd::Broken,
                             queued = async {
                                 let charge = match &share {
-                                    Some(share) => Some(share.charge(Purpose::Messages, msg.encoded_len()).await),
+                                    Some(share) => Some(share.charge(Purpose::Messages, message_charge(&msg)).await),
                                     None => None,
                                 };
                                 work_tx.send((msg, charge)).await
@@ -196,6 +215,129 @@ impl Sudoku {
             .instrument(span),
         );
         // A response's charge is released as tonic takes it.
-        Box::pin(ReceiverStream::new(rx).map(|(response, _charge)| response))
+        Box::pin(Answers {
+            rx: ReceiverStream::new(rx),
+            held: None,
+            since_pending: 0,
+            pended: false,
+        })
+    }
+}
+
+/// The response stream of a SolveBatch call: the responses the workers
+/// send, each with its charge, which is held until HTTP/2 has taken the
+/// response's bytes.
+///
+/// tonic takes a response and encodes it, then asks for more until there
+/// is none (Pending) or its buffer reaches its yield threshold, and hands
+/// the chunk to hyper. hyper asks for the next chunk only when the stream
+/// has room in its send buffer again (less than `--http2-send-buffer`
+/// queued), so a poll that comes after a Pending, or after a threshold's
+/// worth of responses, means the responses taken before it have left the
+/// send buffer (all but the send buffer's size): their charges are
+/// released then. For a client that does not read, that poll never comes,
+/// the charges stay, and the share they fill stops the reader.
+struct Answers {
+    rx: ReceiverStream<Outgoing>,
+    /// The charges of the responses taken since the last release.
+    held: Option<Charge>,
+    /// Response bytes taken since tonic's last Pending.
+    since_pending: usize,
+    /// The last poll answered Pending: tonic has yielded its chunk.
+    pended: bool,
+}
+
+impl Stream for Answers {
+    type Item = Result<pb::SolveBatchResponse, Status>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.pended || this.since_pending >= TONIC_YIELD_THRESHOLD {
+            this.held = None;
+            this.since_pending = 0;
+            this.pended = false;
+        }
+        match this.rx.poll_next_unpin(cx) {
+            Poll::Pending => {
+                this.pended = true;
+                Poll::Pending
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(Some((response, charge))) => {
+                if let Some(charge) = charge {
+                    this.since_pending += charge.bytes();
+                    match &mut this.held {
+                        Some(held) => held.absorb(charge),
+                        None => this.held = Some(charge),
+                    }
+                }
+                Poll::Ready(Some(response))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::Limits;
+    use tokio_util::sync::CancellationToken;
+
+    fn service() -> Sudoku {
+        let limits = Limits {
+            max_nodes: 1000,
+            slice_nodes: 64,
+            max_in_flight: 1,
+            stream_window: 1,
+            max_batch_items: 1_024,
+            stream_workers: 1,
+            solver_threads: 0,
+            solver_nice: 0,
+            inline_nodes: 64,
+            max_buffered_request_bytes: 8 << 20,
+            connection_buffer_bytes: 4 << 20,
+        };
+        Sudoku::new(limits, CancellationToken::new()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn results_stay_within_max_result_bytes() {
+        let svc = service();
+        let odd = format!("{}{}", '\u{10348}', ".".repeat(80));
+        let texts = [
+            "x".to_string(),
+            "x".repeat(1000),
+            "1".repeat(81),
+            odd,
+            format!("5{}", ".".repeat(80)),
+        ];
+        for text in texts {
+            let msg = pb::SolveBatchRequest {
+                items: (0..1024u64)
+                    .map(|i| pb::BatchItem {
+                        id: u64::MAX - i,
+                        puzzle: Some(pb::Grid {
+                            text: text.clone(),
+                            cells: vec![],
+                        }),
+                    })
+                    .collect(),
+                options: None,
+            };
+            let charge = message_charge(&msg);
+            let response = svc.solve_message(msg, None).await.unwrap();
+            for result in &response.results {
+                assert!(
+                    result.encoded_len() + 3 <= MAX_RESULT_BYTES,
+                    "{} bytes: {result:?}",
+                    result.encoded_len()
+                );
+            }
+            assert!(response.encoded_len() <= charge);
+        }
     }
 }
