@@ -31,9 +31,9 @@ struct Siege {
     legit_failed: Vec<String>,
 }
 
-/// Runs hold_requests.py in `mode` against a fresh default server while
-/// ordinary Solve calls go on beside it.
-async fn siege(test: &str, mode: &str) -> Option<Siege> {
+/// Runs hold_requests.py in `mode` with messages of `claim` bytes against a
+/// fresh default server while ordinary Solve calls go on beside it.
+async fn siege(test: &str, mode: &str, claim: u64) -> Option<Siege> {
     let python = match python_venv() {
         Ok(p) => p,
         Err(e) => {
@@ -52,6 +52,7 @@ async fn siege(test: &str, mode: &str) -> Option<Siege> {
     cmd.arg(repo().join("tests/it/scripts/hold_requests.py"))
         .args(["--target", &server.addr.to_string()])
         .args(["--mode", mode])
+        .args(["--claim", &claim.to_string()])
         .args(["--connections", &CONNECTIONS.to_string()])
         .args(["--streams", &STREAMS.to_string()])
         .args(["--seconds", &ATTACK_SECS.to_string()]);
@@ -155,7 +156,7 @@ fn assert_held(test: &str, s: &Siege) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn incomplete_solve_messages_do_not_pin_server_memory() {
     let test = "incomplete_solve_messages_do_not_pin_server_memory";
-    let Some(s) = siege(test, "solve").await else {
+    let Some(s) = siege(test, "solve", 1 << 20).await else {
         return;
     };
     report(test, &s);
@@ -173,7 +174,20 @@ async fn incomplete_solve_messages_do_not_pin_server_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unread_solve_batch_streams_do_not_pin_server_memory() {
     let test = "unread_solve_batch_streams_do_not_pin_server_memory";
-    let Some(s) = siege(test, "batch").await else {
+    let Some(s) = siege(test, "batch", 1 << 20).await else {
+        return;
+    };
+    report(test, &s);
+    assert_held(test, &s);
+}
+
+/// The same with messages of 1,024 junk items of 16 characters (34 KB),
+/// whose answers (1,024 errors with details, 188 KB) are more than five
+/// times their size: the charge of a message must cover its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_answers_larger_than_their_requests_do_not_pin_server_memory() {
+    let test = "unread_answers_larger_than_their_requests_do_not_pin_server_memory";
+    let Some(s) = siege(test, "batch", 16 << 10).await else {
         return;
     };
     report(test, &s);
