@@ -167,6 +167,37 @@ pub struct Config {
     /// connections in sooner; larger switches less.
     #[arg(long, env = "SUDOKU_QUANTUM_US", default_value_t = 2_000)]
     pub quantum_us: u64,
+
+    // --- Memory a client can pin: HTTP/2 windows and the request budget ---
+    /// HTTP/2 receive window of each stream, in bytes: request bytes a
+    /// client may send on one call before the server reads them.
+    #[arg(long, env = "SUDOKU_HTTP2_STREAM_WINDOW", default_value_t = 64 << 10)]
+    pub http2_stream_window: u32,
+
+    /// HTTP/2 receive window of each connection, in bytes: request bytes a
+    /// client may send on all its calls together before the server reads
+    /// them.
+    #[arg(long, env = "SUDOKU_HTTP2_CONNECTION_WINDOW", default_value_t = 1 << 20)]
+    pub http2_connection_window: u32,
+
+    /// Response bytes queued per stream for a client that does not read,
+    /// beyond what its flow-control window lets through.
+    #[arg(long, env = "SUDOKU_HTTP2_SEND_BUFFER", default_value_t = 64 << 10)]
+    pub http2_send_buffer: usize,
+
+    /// Request bytes the server holds at once, server-wide: half for
+    /// messages being received, half for SolveBatch messages waiting or
+    /// being solved (and their responses). Past it, reading requests
+    /// waits and HTTP/2 flow control stops the senders.
+    #[arg(long, env = "SUDOKU_MAX_BUFFERED_REQUEST_BYTES", default_value_t = 64 << 20)]
+    pub max_buffered_request_bytes: usize,
+
+    /// Request bytes one connection may have the server hold at once, in
+    /// the same two halves; must be at least 4 x --max-message-bytes (a
+    /// compressed message may need its wire size and its decompressed size
+    /// in the receive half).
+    #[arg(long, env = "SUDOKU_CONNECTION_BUFFER_BYTES", default_value_t = 4 << 20)]
+    pub connection_buffer_bytes: usize,
 }
 
 impl Default for Config {
@@ -207,7 +238,46 @@ impl Config {
             solver_nice: self.solver_nice,
             inline_nodes: self.inline_nodes,
             quantum: Duration::from_micros(self.quantum_us),
+            max_buffered_request_bytes: self.max_buffered_request_bytes,
+            connection_buffer_bytes: self.connection_buffer_bytes,
         }
+    }
+
+    /// Checks the settings that only make sense together; the error says
+    /// which flags to change.
+    pub fn validate(&self) -> Result<(), String> {
+        // A message is admitted only when the receive half of the
+        // connection's share can hold it (and, compressed, its
+        // decompressed size too); a smaller share would stall it for good.
+        let needed = self.max_message_bytes.saturating_mul(4);
+        if self.connection_buffer_bytes < needed {
+            return Err(format!(
+                "--connection-buffer-bytes ({}) must be at least 4 x --max-message-bytes ({}), \
+                 that is {needed}: half of it receives messages, and a compressed message \
+                 needs its size and its decompressed size there",
+                self.connection_buffer_bytes, self.max_message_bytes
+            ));
+        }
+        if self.max_buffered_request_bytes < self.connection_buffer_bytes {
+            return Err(format!(
+                "--max-buffered-request-bytes ({}) must be at least --connection-buffer-bytes ({})",
+                self.max_buffered_request_bytes, self.connection_buffer_bytes
+            ));
+        }
+        // HTTP/2 caps windows at 2^31 - 1 bytes.
+        const MAX_WINDOW: u32 = (1 << 31) - 1;
+        if self.http2_stream_window > MAX_WINDOW || self.http2_connection_window > MAX_WINDOW {
+            return Err(format!(
+                "--http2-stream-window and --http2-connection-window must be at most {MAX_WINDOW}"
+            ));
+        }
+        if self.http2_connection_window < self.http2_stream_window {
+            return Err(format!(
+                "--http2-connection-window ({}) must be at least --http2-stream-window ({})",
+                self.http2_connection_window, self.http2_stream_window
+            ));
+        }
+        Ok(())
     }
 
     /// The drain deadline as a duration.
@@ -254,6 +324,35 @@ mod tests {
         assert_eq!(c.handshake_timeout(), Duration::from_secs(10));
         assert_eq!(c.header_read_timeout(), Duration::from_secs(10));
         assert_eq!(c.max_connections, 1024);
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_connection_share_too_small_for_the_message_limit_is_refused() {
+        let c = Config::parse_from(["sudoku-server", "--max-message-bytes", "2097152"]);
+        let err = c.validate().unwrap_err();
+        assert!(err.contains("--connection-buffer-bytes (4194304)"), "{err}");
+        assert!(err.contains("8388608"), "{err}");
+        let c = Config::parse_from([
+            "sudoku-server",
+            "--connection-buffer-bytes",
+            "1000",
+            "--max-message-bytes",
+            "250",
+            "--max-buffered-request-bytes",
+            "999",
+        ]);
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .contains("--max-buffered-request-bytes")
+        );
+        let c = Config::parse_from(["sudoku-server", "--http2-connection-window", "1024"]);
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .contains("--http2-connection-window")
+        );
     }
 
     #[test]

@@ -13,8 +13,9 @@ use tokio_util::task::TaskTracker;
 
 use super::Edge;
 use super::admission::Ticket;
+use super::budget::Metered;
 use super::deadlines::Deadlines;
-use crate::service::Tenant;
+use crate::service::{SOLVE_BATCH_PATH, Share, Tenant};
 
 /// How old a connection must be before a drain sends it GOAWAY (see
 /// `Connection::serve`).
@@ -29,6 +30,10 @@ pub(super) struct Connection {
     pub(super) peer: SocketAddr,
     /// Tags every request of this connection.
     pub(super) tenant: Tenant,
+    /// The connection's share of the request budget, charged by every
+    /// request body; messages over `max_message` bytes fail.
+    pub(super) share: Share,
+    pub(super) max_message: usize,
     pub(super) stop: CancellationToken,
     pub(super) max_age: Option<Duration>,
     pub(super) age_grace: Duration,
@@ -53,6 +58,8 @@ impl Connection {
             routes,
             peer,
             tenant,
+            share,
+            max_message,
             stop,
             max_age,
             age_grace,
@@ -71,7 +78,12 @@ impl Connection {
         };
         let conn = http2.serve_connection(
             TokioIo::new(io),
-            TowerToHyperService::new(PerConnection { routes, tenant }),
+            TowerToHyperService::new(PerConnection {
+                routes,
+                tenant,
+                share,
+                max_message,
+            }),
         );
         tokio::pin!(conn);
         let aged = async {
@@ -119,31 +131,45 @@ impl Connection {
 }
 
 /// The routes as one connection sees them: every request is tagged with
-/// the connection's [`Tenant`] before it is routed.
+/// the connection's [`Tenant`], and its body is charged to the connection's
+/// [`Share`] of the request budget ([`Metered`]) before it is routed.
 #[derive(Clone)]
 struct PerConnection {
     routes: Edge,
     tenant: Tenant,
+    share: Share,
+    max_message: usize,
 }
+
+/// A request as the routes see it.
+type Charged<B> = tonic::codegen::http::Request<Metered<B>>;
 
 impl<B> tonic::codegen::Service<tonic::codegen::http::Request<B>> for PerConnection
 where
-    Edge: tonic::codegen::Service<tonic::codegen::http::Request<B>>,
+    Edge: tonic::codegen::Service<Charged<B>>,
 {
-    type Response = <Edge as tonic::codegen::Service<tonic::codegen::http::Request<B>>>::Response;
-    type Error = <Edge as tonic::codegen::Service<tonic::codegen::http::Request<B>>>::Error;
-    type Future = <Edge as tonic::codegen::Service<tonic::codegen::http::Request<B>>>::Future;
+    type Response = <Edge as tonic::codegen::Service<Charged<B>>>::Response;
+    type Error = <Edge as tonic::codegen::Service<Charged<B>>>::Error;
+    type Future = <Edge as tonic::codegen::Service<Charged<B>>>::Future;
 
     fn poll_ready(
         &mut self,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.routes.poll_ready(cx)
+        tonic::codegen::Service::<Charged<B>>::poll_ready(&mut self.routes, cx)
     }
 
-    fn call(&mut self, mut request: tonic::codegen::http::Request<B>) -> Self::Future {
-        request.extensions_mut().insert(self.tenant);
-        self.routes.call(request)
+    fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
+        let (mut parts, body) = request.into_parts();
+        parts.extensions.insert(self.tenant);
+        // Only SolveBatch's handler charges the messages it decodes; the
+        // other routes are spared the extension's allocation.
+        if parts.uri.path() == SOLVE_BATCH_PATH {
+            parts.extensions.insert(self.share.clone());
+        }
+        let body = Metered::new(body, self.share.clone(), self.max_message);
+        self.routes
+            .call(tonic::codegen::http::Request::from_parts(parts, body))
     }
 }
 

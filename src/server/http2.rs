@@ -20,7 +20,15 @@ pub(super) fn builder(config: &Config) -> hyper::server::conn::http2::Builder<To
         .max_concurrent_streams(config.max_concurrent_streams)
         .keep_alive_interval(secs(config.keepalive_interval_secs))
         .keep_alive_timeout(Duration::from_secs(config.keepalive_timeout_secs.max(1)))
-        .max_header_list_size(16 << 10);
+        .max_header_list_size(16 << 10)
+        // Windows sized to what a request can need rather than grown to
+        // what a sender offers: request bytes in flight that the server has
+        // not read are bounded by the connection window, and past them the
+        // request budget (see `budget.rs`) stops reading.
+        .adaptive_window(false)
+        .initial_stream_window_size(config.http2_stream_window)
+        .initial_connection_window_size(config.http2_connection_window)
+        .max_send_buf_size(config.http2_send_buffer.max(1));
     http2
 }
 

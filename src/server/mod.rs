@@ -13,6 +13,7 @@
 //! | `http2.rs` | HTTP/2 settings, compression encodings and how they are advertised |
 //! | `tls.rs` | the TLS acceptor (mutual TLS with a client CA) |
 //! | `health.rs` | health that turns NOT_SERVING on drain, and reflection |
+//! | `budget.rs` | the request body wrapper that charges received messages to the connection's share |
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -39,6 +40,7 @@ use listener::take_backlog;
 use tls::tls_acceptor;
 
 mod admission;
+mod budget;
 mod calls;
 pub mod config;
 mod connection;
@@ -76,6 +78,10 @@ impl Prepared {
 
     /// Builds the service on a listener the caller bound (tests bind port 0).
     pub fn with_listener(config: Config, listener: TcpListener) -> anyhow::Result<Prepared> {
+        config
+            .validate()
+            .map_err(anyhow::Error::msg)
+            .context("invalid settings")?;
         let token = CancellationToken::new();
         let service =
             Sudoku::new(config.limits(), token.clone()).context("starting the solver threads")?;
@@ -145,6 +151,7 @@ impl Prepared {
 
         let (reflection_v1, reflection_v1alpha) = health::reflection()?;
 
+        let budget = service.budget();
         let sudoku =
             SudokuServiceServer::new(service).max_decoding_message_size(config.max_message_bytes);
 
@@ -202,6 +209,8 @@ impl Prepared {
                 routes: routes.clone(),
                 peer,
                 tenant: Tenant(accepted),
+                share: budget.share(),
+                max_message: config.max_message_bytes,
                 stop: token.clone(),
                 max_age,
                 age_grace,

@@ -10,6 +10,7 @@ use futures::FutureExt;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
+use super::budget::Share;
 use super::convert::{Job, deadline_of, parse_grid, parse_limit};
 use super::schedule::count_failure;
 use super::status::Failure;
@@ -94,10 +95,12 @@ impl SudokuService for Sudoku {
         }
         let deadline = deadline_of(request.metadata());
         let tenant = tenant_of(&request);
+        let share = request.extensions().get::<Share>().cloned();
         Ok(Response::new(self.open_batch(
             request.into_inner(),
             deadline,
             tenant,
+            share,
         )))
     }
 }

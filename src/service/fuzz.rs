@@ -36,6 +36,8 @@ pub fn fuzz_request(
         solver_nice: 0,
         inline_nodes: 64,
         quantum: std::time::Duration::from_millis(2),
+        max_buffered_request_bytes: 8 << 20,
+        connection_buffer_bytes: 4 << 20,
     };
     let svc = Sudoku::new(limits, CancellationToken::new()).expect("no threads to start");
     let decode_error = |e: prost::DecodeError| Status::internal(e.to_string());

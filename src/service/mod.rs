@@ -10,6 +10,7 @@
 //! | `schedule.rs` | where work runs and when it stops: inline budget, solver threads, slices, deadlines, the work budget |
 //! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |
+//! | `budget.rs` | request bytes held at once: the server-wide budget and each connection's share |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
 
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use crate::telemetry::metrics::Gauges;
 use pool::Pool;
 
 mod api;
+mod budget;
 mod convert;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
@@ -30,6 +32,7 @@ mod schedule;
 mod status;
 mod stream;
 
+pub use budget::{Budget, Charge, Purpose, Share};
 pub use convert::MAX_SOLUTIONS_LIMIT;
 pub use status::OVERLOAD_PUSHBACK_MS;
 
@@ -39,6 +42,11 @@ pub use status::OVERLOAD_PUSHBACK_MS;
 /// hook) share one tenant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Tenant(pub u64);
+
+/// The path of SolveBatch, the one route whose decoded request messages
+/// wait in a window: the server gives its requests the connection's
+/// [`Share`] (other requests need none, and pay nothing for it).
+pub const SOLVE_BATCH_PATH: &str = "/sudoku.v1.SudokuService/SolveBatch";
 
 /// Limits the service applies to every call.
 #[derive(Debug, Clone)]
@@ -67,6 +75,10 @@ pub struct Limits {
     /// it yields to the next connection's (checked between slices and
     /// between batch items).
     pub quantum: Duration,
+    /// Request bytes held at once, server-wide (see [`Budget`]).
+    pub max_buffered_request_bytes: usize,
+    /// Request bytes one connection may have held at once.
+    pub connection_buffer_bytes: usize,
 }
 
 /// `sudoku.v1.SudokuService`: one per server, cheap to clone.
@@ -80,6 +92,7 @@ struct Shared {
     limits: Limits,
     permits: Semaphore,
     pool: Pool,
+    budget: Budget,
     shutdown: CancellationToken,
     gauges: Arc<Gauges>,
     /// Test hook: solving exactly this grid panics, to show a panic stays
@@ -96,6 +109,10 @@ impl Sudoku {
             shared: Arc::new(Shared {
                 permits: Semaphore::new(limits.max_in_flight.max(1)),
                 pool: Pool::new(limits.solver_threads, limits.solver_nice, limits.quantum)?,
+                budget: Budget::new(
+                    limits.max_buffered_request_bytes,
+                    limits.connection_buffer_bytes,
+                ),
                 limits,
                 shutdown,
                 gauges: Arc::new(Gauges::default()),
@@ -113,6 +130,12 @@ impl Sudoku {
             shared.panic_on = Some(grid);
         }
         self
+    }
+
+    /// The server-wide budget of request bytes, from which each connection
+    /// takes its [`Share`].
+    pub fn budget(&self) -> Budget {
+        self.shared.budget.clone()
     }
 
     /// The service's gauges, for metrics and tests.

@@ -473,6 +473,8 @@ mod tests {
             solver_nice: 0,
             inline_nodes: 8,
             quantum: Duration::ZERO,
+            max_buffered_request_bytes: 8 << 20,
+            connection_buffer_bytes: 4 << 20,
         };
         Sudoku::new(limits, CancellationToken::new()).unwrap()
     }

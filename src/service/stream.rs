@@ -4,17 +4,28 @@
 //! responses; when the reader stops, the stream ends with the status its
 //! reason calls for. This is where a stream is windowed: a full window stops
 //! the reader, and HTTP/2 flow control then pushes back on the sender.
+//!
+//! Each message read is charged to the connection's [`Share`] of the request
+//! budget ([`Purpose::Messages`]) before it enters the window: its encoded
+//! size, and at least [`MAX_RESULT_BYTES`] per item, so that the charge also
+//! covers the response, which can be much larger than the request (1,024
+//! one-character puzzles take 18 KB; their 1,024 errors 186 KB). Once
+//! solved the charge shrinks to the response's size and travels with it
+//! ([`Answers`]) until HTTP/2 has taken its bytes. A full share stops the
+//! reader just as a full window does.
 
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use futures::{Stream, StreamExt};
+use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Status, Streaming};
 use tracing::Instrument;
 
+use super::budget::{Charge, Purpose, Share};
 use super::schedule::{expiry, past};
 use super::status::Failure;
 use super::{Sudoku, Tenant};
@@ -24,6 +35,25 @@ use crate::telemetry::metrics;
 /// The response stream of a SolveBatch call.
 pub(super) type BatchStream =
     Pin<Box<dyn Stream<Item = Result<pb::SolveBatchResponse, Status>> + Send>>;
+
+/// The most one item's result takes encoded: the largest are errors with a
+/// BadRequest detail (a message and a field violation that both name the
+/// item and the cells at fault), about 290 bytes; see the test.
+pub(super) const MAX_RESULT_BYTES: usize = 320;
+
+/// tonic's encoder yields a chunk to HTTP/2 once it holds this many bytes
+/// (its default `yield_threshold`), without asking for more responses.
+const TONIC_YIELD_THRESHOLD: usize = 32 << 10;
+
+/// What a request message is charged while it waits and is solved: enough
+/// for it and for its response.
+fn message_charge(msg: &pb::SolveBatchRequest) -> usize {
+    msg.encoded_len()
+        .max(msg.items.len().saturating_mul(MAX_RESULT_BYTES))
+}
+
+/// A response on its way to tonic, with the budget its bytes hold.
+type Outgoing = (Result<pb::SolveBatchResponse, Status>, Option<Charge>);
 
 /// How a stream's reader stopped taking requests.
 enum StreamEnd {
@@ -45,17 +75,18 @@ enum StreamEnd {
 impl Sudoku {
     /// Starts answering the request stream `inbound` of `tenant` under
     /// `deadline` (which covers the whole stream) and returns the response
-    /// stream.
+    /// stream. Messages are charged to `share` (none: not charged).
     pub(super) fn open_batch(
         &self,
         mut inbound: Streaming<pb::SolveBatchRequest>,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<Share>,
     ) -> BatchStream {
         let limits = self.shared.limits.clone();
-        let (tx, rx) = mpsc::channel(limits.stream_window);
+        let (tx, rx) = mpsc::channel::<Outgoing>(limits.stream_window);
         let (work_tx, work_rx) =
-            async_channel::bounded::<pb::SolveBatchRequest>(limits.stream_window);
+            async_channel::bounded::<(pb::SolveBatchRequest, Option<Charge>)>(limits.stream_window);
         let span =
             tracing::debug_span!("call", method = "SolveBatch", code = tracing::field::Empty);
         let gauges = self.shared.gauges.clone();
@@ -70,7 +101,7 @@ impl Sudoku {
                 async move {
                     // Ends with true when the deadline cut work short.
                     let work = async {
-                        while let Ok(msg) = work_rx.recv().await {
+                        while let Ok((msg, mut charge)) = work_rx.recv().await {
                             // Streams wait for a server-wide permit rather than
                             // failing: the wait pushes back on the sender.
                             let Ok(_permit) = svc.shared.permits.acquire().await else {
@@ -80,7 +111,10 @@ impl Sudoku {
                             else {
                                 return past(deadline);
                             };
-                            if tx.send(Ok(response)).await.is_err() {
+                            if let Some(charge) = &mut charge {
+                                charge.shrink_to(response.encoded_len());
+                            }
+                            if tx.send((Ok(response), charge)).await.is_err() {
                                 return false; // the client left
                             }
                         }
@@ -133,11 +167,18 @@ impl Sudoku {
                         // A message already read is queued even when the
                         // server starts draining: it is answered before the
                         // stream ends.
+                        // So does a full share of the request budget.
                         Some(Ok(msg)) => tokio::select! {
                             biased;
                             _ = &mut sleep => break StreamEnd::Deadline,
                             _ = tx.closed() => break StreamEnd::Broken,
-                            queued = work_tx.send(msg) => if queued.is_err() {
+                            queued = async {
+                                let charge = match &share {
+                                    Some(share) => Some(share.charge(Purpose::Messages, message_charge(&msg)).await),
+                                    None => None,
+                                };
+                                work_tx.send((msg, charge)).await
+                            } => if queued.is_err() {
                                 // Every worker stopped: the deadline passed or
                                 // the client left.
                                 break if past(deadline) { StreamEnd::Deadline } else { StreamEnd::Broken };
@@ -166,12 +207,140 @@ impl Sudoku {
                 tracing::Span::current().record("code", metrics::code_name(code));
                 tracing::debug!("stream done");
                 if let Some(status) = status {
-                    let _ = tx.send(Err(status)).await;
+                    let _ = tx.send((Err(status), None)).await;
                 }
                 gauges.open_streams.fetch_sub(1, Ordering::Relaxed);
             }
             .instrument(span),
         );
-        Box::pin(ReceiverStream::new(rx))
+        // A response's charge is released as tonic takes it.
+        Box::pin(Answers {
+            rx: ReceiverStream::new(rx),
+            held: None,
+            since_pending: 0,
+            pended: false,
+        })
+    }
+}
+
+/// The response stream of a SolveBatch call: the responses the workers
+/// send, each with its charge, which is held until HTTP/2 has taken the
+/// response's bytes.
+///
+/// tonic takes a response and encodes it, then asks for more until there
+/// is none (Pending) or its buffer reaches its yield threshold, and hands
+/// the chunk to hyper. hyper asks for the next chunk only when the stream
+/// has room in its send buffer again (less than `--http2-send-buffer`
+/// queued), so a poll that comes after a Pending, or after a threshold's
+/// worth of responses, means the responses taken before it have left the
+/// send buffer (all but the send buffer's size): their charges are
+/// released then. For a client that does not read, that poll never comes,
+/// the charges stay, and the share they fill stops the reader.
+struct Answers {
+    rx: ReceiverStream<Outgoing>,
+    /// The charges of the responses taken since the last release.
+    held: Option<Charge>,
+    /// Response bytes taken since tonic's last Pending.
+    since_pending: usize,
+    /// The last poll answered Pending: tonic has yielded its chunk.
+    pended: bool,
+}
+
+impl Stream for Answers {
+    type Item = Result<pb::SolveBatchResponse, Status>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.pended || this.since_pending >= TONIC_YIELD_THRESHOLD {
+            this.held = None;
+            this.since_pending = 0;
+            this.pended = false;
+        }
+        match this.rx.poll_next_unpin(cx) {
+            Poll::Pending => {
+                this.pended = true;
+                Poll::Pending
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(Some((response, charge))) => {
+                if let Some(charge) = charge {
+                    this.since_pending += charge.bytes();
+                    match &mut this.held {
+                        Some(held) => held.absorb(charge),
+                        None => this.held = Some(charge),
+                    }
+                }
+                Poll::Ready(Some(response))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::Limits;
+    use tokio_util::sync::CancellationToken;
+
+    fn service() -> Sudoku {
+        let limits = Limits {
+            max_nodes: 1000,
+            slice_nodes: 64,
+            max_in_flight: 1,
+            stream_window: 1,
+            max_batch_items: 1_024,
+            stream_workers: 1,
+            solver_threads: 0,
+            solver_nice: 0,
+            inline_nodes: 64,
+            quantum: std::time::Duration::from_millis(2),
+            max_buffered_request_bytes: 8 << 20,
+            connection_buffer_bytes: 4 << 20,
+        };
+        Sudoku::new(limits, CancellationToken::new()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn results_stay_within_max_result_bytes() {
+        let svc = service();
+        let odd = format!("{}{}", '\u{10348}', ".".repeat(80));
+        let texts = [
+            "x".to_string(),
+            "x".repeat(1000),
+            "1".repeat(81),
+            odd,
+            format!("5{}", ".".repeat(80)),
+        ];
+        for text in texts {
+            let msg = pb::SolveBatchRequest {
+                items: (0..1024u64)
+                    .map(|i| pb::BatchItem {
+                        id: u64::MAX - i,
+                        puzzle: Some(pb::Grid {
+                            text: text.clone(),
+                            cells: vec![],
+                        }),
+                    })
+                    .collect(),
+                options: None,
+            };
+            let charge = message_charge(&msg);
+            let response = svc
+                .solve_message(msg, None, Tenant::default())
+                .await
+                .unwrap();
+            for result in &response.results {
+                assert!(
+                    result.encoded_len() + 3 <= MAX_RESULT_BYTES,
+                    "{} bytes: {result:?}",
+                    result.encoded_len()
+                );
+            }
+            assert!(response.encoded_len() <= charge);
+        }
     }
 }

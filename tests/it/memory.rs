@@ -1,0 +1,195 @@
+//! Hostile clients that try to pin server memory with request bytes the
+//! server must hold (tests/it/scripts/hold_requests.py speaks raw HTTP/2),
+//! against the real server binary with its default settings. While one
+//! attacker process pushes as much as flow control lets through, the test
+//! keeps making ordinary Solve calls on a connection of its own: every one
+//! must succeed, and the server's peak RSS must stay under
+//! [`PEAK_RSS_BOUND_KB`].
+//!
+//! Needs python3 with venv and the `h2` package (examples/python/
+//! requirements.txt); skips when that is missing, except under CI=true.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::support::{BinaryServer, CLASSIC, CLASSIC_SOLVED, python_venv, repo, run, skip};
+use sudoku_grpc::pb::{self, sudoku_service_client::SudokuServiceClient};
+
+/// The bound on the server's peak resident memory (VmHWM) under attack.
+const PEAK_RSS_BOUND_KB: u64 = 256 << 10;
+/// How long the attacker pushes.
+const ATTACK_SECS: u64 = 8;
+const CONNECTIONS: u64 = 8;
+/// Streams per connection: the server's default `--max-concurrent-streams`.
+const STREAMS: u64 = 256;
+
+/// What one attack run showed.
+struct Siege {
+    attack_line: String,
+    peak_rss_kb: u64,
+    legit_ok: u64,
+    legit_failed: Vec<String>,
+}
+
+/// Runs hold_requests.py in `mode` with messages of `claim` bytes against a
+/// fresh default server while ordinary Solve calls go on beside it.
+async fn siege(test: &str, mode: &str, claim: u64) -> Option<Siege> {
+    let python = match python_venv() {
+        Ok(p) => p,
+        Err(e) => {
+            skip(test, &e);
+            return None;
+        }
+    };
+    let server = BinaryServer::spawn(&[]).await;
+    let mut client = SudokuServiceClient::new(server.channel().await);
+    // One call first, so a failure below is the attack's doing.
+    solve_classic(&mut client)
+        .await
+        .expect("a first Solve call");
+
+    let mut cmd = Command::new(python);
+    cmd.arg(repo().join("tests/it/scripts/hold_requests.py"))
+        .args(["--target", &server.addr.to_string()])
+        .args(["--mode", mode])
+        .args(["--claim", &claim.to_string()])
+        .args(["--connections", &CONNECTIONS.to_string()])
+        .args(["--streams", &STREAMS.to_string()])
+        .args(["--seconds", &ATTACK_SECS.to_string()]);
+    let attack = tokio::task::spawn_blocking(move || run(cmd, Duration::from_secs(60)));
+
+    let mut legit_ok = 0;
+    let mut legit_failed = Vec::new();
+    while !attack.is_finished() {
+        match solve_classic(&mut client).await {
+            Ok(()) => legit_ok += 1,
+            Err(e) => legit_failed.push(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let out = attack
+        .await
+        .expect("the attacker's thread")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.success, "hold_requests.py failed:\n{}", out.both());
+    let attack_line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("attack:"))
+        .unwrap_or_else(|| panic!("no summary from hold_requests.py:\n{}", out.both()))
+        .to_string();
+    Some(Siege {
+        attack_line,
+        peak_rss_kb: server.status_kb("VmHWM"),
+        legit_ok,
+        legit_failed,
+    })
+}
+
+/// One ordinary Solve call, with a generous deadline of its own.
+async fn solve_classic(
+    client: &mut SudokuServiceClient<tonic::transport::Channel>,
+) -> Result<(), String> {
+    let started = Instant::now();
+    let call = client.solve(pb::SolveRequest {
+        puzzle: Some(pb::Grid {
+            text: CLASSIC.to_string(),
+            cells: vec![],
+        }),
+        options: None,
+    });
+    match tokio::time::timeout(Duration::from_secs(5), call).await {
+        Err(_) => Err(format!("no answer in {:?}", started.elapsed())),
+        Ok(Err(status)) => Err(format!("{:?}: {}", status.code(), status.message())),
+        Ok(Ok(response)) => {
+            let text = response
+                .into_inner()
+                .solution
+                .and_then(|s| s.grid)
+                .map(|g| g.text);
+            if text.as_deref() == Some(CLASSIC_SOLVED) {
+                Ok(())
+            } else {
+                Err(format!("wrong answer {text:?}"))
+            }
+        }
+    }
+}
+
+/// Number `key=N` in the attacker's summary line.
+fn figure(line: &str, key: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+}
+
+fn report(test: &str, s: &Siege) {
+    println!(
+        "{test}: {}; server peak RSS {} MiB (bound {} MiB); legit Solve calls ok {}, failed {}",
+        s.attack_line,
+        s.peak_rss_kb >> 10,
+        PEAK_RSS_BOUND_KB >> 10,
+        s.legit_ok,
+        s.legit_failed.len(),
+    );
+}
+
+fn assert_held(test: &str, s: &Siege) {
+    assert!(
+        s.legit_failed.is_empty(),
+        "{test}: ordinary calls failed during the attack: {:?}",
+        s.legit_failed
+    );
+    assert!(s.legit_ok > 0, "{test}: no ordinary call was made");
+    assert!(
+        s.peak_rss_kb < PEAK_RSS_BOUND_KB,
+        "{test}: server peak RSS {} MiB, over the {} MiB bound ({})",
+        s.peak_rss_kb >> 10,
+        PEAK_RSS_BOUND_KB >> 10,
+        s.attack_line
+    );
+}
+
+/// 8 connections x 256 Solve streams, each claiming a 1 MiB message and
+/// never completing it: 2 GiB offered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incomplete_solve_messages_do_not_pin_server_memory() {
+    let test = "incomplete_solve_messages_do_not_pin_server_memory";
+    let Some(s) = siege(test, "solve", 1 << 20).await else {
+        return;
+    };
+    report(test, &s);
+    assert_eq!(
+        figure(&s.attack_line, "streams"),
+        CONNECTIONS * STREAMS,
+        "the attacker opened fewer streams than planned"
+    );
+    assert_held(test, &s);
+}
+
+/// 8 connections x 256 SolveBatch streams, each sending 1 MiB messages
+/// (1,024 junk items) as fast as flow control allows and never reading a
+/// response.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_solve_batch_streams_do_not_pin_server_memory() {
+    let test = "unread_solve_batch_streams_do_not_pin_server_memory";
+    let Some(s) = siege(test, "batch", 1 << 20).await else {
+        return;
+    };
+    report(test, &s);
+    assert_held(test, &s);
+}
+
+/// The same with messages of 1,024 junk items of 16 characters (34 KB),
+/// whose answers (1,024 errors with details, 188 KB) are more than five
+/// times their size: the charge of a message must cover its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_answers_larger_than_their_requests_do_not_pin_server_memory() {
+    let test = "unread_answers_larger_than_their_requests_do_not_pin_server_memory";
+    let Some(s) = siege(test, "batch", 16 << 10).await else {
+        return;
+    };
+    report(test, &s);
+    assert_held(test, &s);
+}
