@@ -96,6 +96,25 @@ def record(pb, item_id, solution, answers, failures):
         failures[item_id] = pb.Outcome.Name(solution.outcome)
 
 
+def solve_one(pb, stub, puzzle, attempts=4):
+    """One Solve call. A proxy whose server dies in the middle of an answer
+    can pass on the cut answer, which grpcio reports as INTERNAL
+    "Exception deserializing response!" rather than the UNAVAILABLE its
+    retry policy would retry. Solve is a pure function of the puzzle, so
+    asking again is safe; any other failure is raised."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return stub.Solve(pb.SolveRequest(puzzle=pb.Grid(text=puzzle)))
+        except grpc.RpcError as error:
+            cut = error.code() == grpc.StatusCode.INTERNAL and "deserializing" in (
+                error.details() or ""
+            )
+            if not cut or attempt == attempts:
+                raise
+            print(f"a Solve answer arrived cut ({error.details()}); asking again",
+                  file=sys.stderr)
+
+
 def solve_unary(pb, stub, puzzles, in_flight, answers, failures):
     """One Solve per puzzle, `in_flight` at once. Retries of UNAVAILABLE
     happen inside grpcio, as the channel's service config says."""
@@ -109,7 +128,7 @@ def solve_unary(pb, stub, puzzles, in_flight, answers, failures):
             if item is None:
                 return
             item_id, puzzle = item
-            response = stub.Solve(pb.SolveRequest(puzzle=pb.Grid(text=puzzle)))
+            response = solve_one(pb, stub, puzzle)
             record(pb, item_id, response.solution, answers, failures)
 
     on_threads(in_flight, worker)
