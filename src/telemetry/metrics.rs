@@ -147,7 +147,7 @@ impl Gauges {
 
 /// Installs the Prometheus recorder and serves it on `addr` (any path,
 /// `/metrics` by convention), with `header_timeout` for each request head
-/// (see [`super::scrape`]).
+/// (see `telemetry/scrape.rs`).
 pub async fn install(addr: SocketAddr, header_timeout: Duration) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
