@@ -25,20 +25,7 @@ pub fn fuzz_request(
     batch: bool,
     max_nodes: u64,
 ) -> Result<pb::SolveBatchResponse, Status> {
-    let limits = Limits {
-        max_nodes: max_nodes.max(1),
-        slice_nodes: 64,
-        max_in_flight: 1,
-        stream_window: 1,
-        max_batch_items: 1_024,
-        stream_workers: 1,
-        solver_threads: 0,
-        solver_nice: 0,
-        inline_nodes: 64,
-        quantum: std::time::Duration::from_millis(2),
-        max_buffered_request_bytes: 8 << 20,
-        connection_buffer_bytes: 4 << 20,
-    };
+    let limits = Limits::on_the_calling_thread(max_nodes.max(1));
     let svc = Sudoku::new(limits, CancellationToken::new()).expect("no threads to start");
     let decode_error = |e: prost::DecodeError| Status::internal(e.to_string());
     futures::executor::block_on(async {

@@ -81,6 +81,28 @@ pub struct Limits {
     pub connection_buffer_bytes: usize,
 }
 
+impl Limits {
+    /// Limits of a service with no solver threads, which answers on the
+    /// calling thread: the fuzzing hook's, and the unit tests'.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn on_the_calling_thread(max_nodes: u64) -> Limits {
+        Limits {
+            max_nodes,
+            slice_nodes: 64,
+            max_in_flight: 1,
+            stream_window: 1,
+            max_batch_items: 1_024,
+            stream_workers: 1,
+            solver_threads: 0,
+            solver_nice: 0,
+            inline_nodes: 64,
+            quantum: std::time::Duration::from_millis(2),
+            max_buffered_request_bytes: 8 << 20,
+            connection_buffer_bytes: 4 << 20,
+        }
+    }
+}
+
 /// `sudoku.v1.SudokuService`: one per server, cheap to clone.
 #[derive(Clone)]
 pub struct Sudoku {

@@ -463,18 +463,11 @@ mod tests {
     /// A service without solver threads, solving in slices of 8 nodes.
     fn service() -> Sudoku {
         let limits = Limits {
-            max_nodes: 1_000_000,
             slice_nodes: 8,
             max_in_flight: 16,
-            stream_window: 1,
-            max_batch_items: 1_024,
-            stream_workers: 1,
-            solver_threads: 0,
-            solver_nice: 0,
             inline_nodes: 8,
             quantum: Duration::ZERO,
-            max_buffered_request_bytes: 8 << 20,
-            connection_buffer_bytes: 4 << 20,
+            ..Limits::on_the_calling_thread(1_000_000)
         };
         Sudoku::new(limits, CancellationToken::new()).unwrap()
     }

@@ -287,20 +287,7 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     fn service() -> Sudoku {
-        let limits = Limits {
-            max_nodes: 1000,
-            slice_nodes: 64,
-            max_in_flight: 1,
-            stream_window: 1,
-            max_batch_items: 1_024,
-            stream_workers: 1,
-            solver_threads: 0,
-            solver_nice: 0,
-            inline_nodes: 64,
-            quantum: std::time::Duration::from_millis(2),
-            max_buffered_request_bytes: 8 << 20,
-            connection_buffer_bytes: 4 << 20,
-        };
+        let limits = Limits::on_the_calling_thread(1000);
         Sudoku::new(limits, CancellationToken::new()).unwrap()
     }
 
