@@ -32,7 +32,11 @@ fn the_classic_puzzle_needs_singles_only() {
 
 #[test]
 fn hints_never_lead_away_from_the_solution() {
-    for name in ["puzzles2_17_clue", "puzzles3_magictour_top1465"] {
+    for name in [
+        "puzzles2_17_clue",
+        "puzzles3_magictour_top1465",
+        "puzzles6_forum_hardest_1106",
+    ] {
         for g in public_set(name, 200) {
             let solution = solver::solve(&g).unwrap();
             let mut state = Candidates::from_grid(&g);
@@ -434,4 +438,92 @@ fn simple_coloring_wrap_makes_a_colour_false() {
             (rc(5, 5) as u8, 1)
         ]
     );
+}
+
+mod order_free {
+    //! The hardest technique and the label do not depend on how the grid is
+    //! written down: relabelled digits, rows and columns permuted within
+    //! bands and stacks, bands and stacks permuted, the grid transposed.
+
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::LazyLock;
+
+    static SAMPLE: LazyLock<Vec<Grid>> = LazyLock::new(|| {
+        let mut v = public_set("puzzles2_17_clue", 150);
+        v.extend(public_set("puzzles3_magictour_top1465", 150));
+        v.extend(public_set("puzzles6_forum_hardest_1106", 30));
+        v
+    });
+
+    fn perm(n: u8) -> impl Strategy<Value = Vec<u8>> {
+        Just((0..n).collect::<Vec<u8>>()).prop_shuffle()
+    }
+
+    /// A relabelling, a row order, a column order and whether to transpose.
+    #[derive(Debug, Clone)]
+    struct Symmetry {
+        digits: Vec<u8>,
+        rows: [usize; 9],
+        cols: [usize; 9],
+        transpose: bool,
+    }
+
+    /// A line order that keeps bands (or stacks) whole.
+    fn line_order() -> impl Strategy<Value = [usize; 9]> {
+        (perm(3), perm(3), perm(3), perm(3)).prop_map(|(bands, a, b, c)| {
+            let within = [a, b, c];
+            let mut order = [0usize; 9];
+            for (i, slot) in order.iter_mut().enumerate() {
+                let band = bands[i / 3] as usize;
+                *slot = band * 3 + within[band][i % 3] as usize;
+            }
+            order
+        })
+    }
+
+    fn symmetry() -> impl Strategy<Value = Symmetry> {
+        (perm(9), line_order(), line_order(), any::<bool>()).prop_map(
+            |(digits, rows, cols, transpose)| Symmetry {
+                digits,
+                rows,
+                cols,
+                transpose,
+            },
+        )
+    }
+
+    fn apply(g: &Grid, s: &Symmetry) -> Grid {
+        let mut out = [0u8; 81];
+        for r in 0..9 {
+            for c in 0..9 {
+                let (sr, sc) = (s.rows[r], s.cols[c]);
+                let (sr, sc) = if s.transpose { (sc, sr) } else { (sr, sc) };
+                let d = g.0[sr * 9 + sc];
+                out[r * 9 + c] = if d == 0 {
+                    0
+                } else {
+                    s.digits[d as usize - 1] + 1
+                };
+            }
+        }
+        Grid(out)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn hardest_and_label_survive_the_symmetries(
+            which in any::<prop::sample::Index>(),
+            s in symmetry(),
+        ) {
+            let g = SAMPLE[which.index(SAMPLE.len())];
+            let t = apply(&g, &s);
+            let (a, b) = (rate(&g).unwrap(), rate(&t).unwrap());
+            prop_assert_eq!(a.hardest, b.hardest, "{:?} -> {:?}", g, t);
+            prop_assert_eq!(a.label, b.label);
+            prop_assert_eq!(a.solved, b.solved);
+        }
+    }
 }
