@@ -527,3 +527,64 @@ mod order_free {
         }
     }
 }
+
+#[test]
+fn only_puzzles_with_one_solution_are_rated() {
+    let mut clash = grid(CLASSIC);
+    clash.0[2] = 5; // a second 5 in row 1
+    assert!(matches!(rate(&clash), Err(LogicError::Invalid(_))));
+    assert_eq!(rate(&Grid::EMPTY), Err(LogicError::MultipleSolutions));
+    // r1c9 must be 9, and column 9 has its 9 in r2c9.
+    let none =
+        grid("12345678.........9...............................................................");
+    assert_eq!(rate(&none).unwrap_err(), LogicError::NoSolution);
+    let hard = public_set("puzzles6_forum_hardest_1106", 1)[0];
+    assert!(matches!(
+        rate_within(&hard, 3),
+        Err(LogicError::OverBudget { .. })
+    ));
+}
+
+#[test]
+fn a_solved_grid_needs_nothing() {
+    let solution = solver::solve(&grid(CLASSIC)).unwrap();
+    let r = rate(&solution).unwrap();
+    assert!(r.solved && r.hardest.is_none() && r.counts.is_empty());
+    assert_eq!((r.label, r.se_rating), (Label::Easy, 0.0));
+}
+
+#[test]
+fn unfinished_puzzles_are_extreme_and_say_so() {
+    // The first forum-hardest puzzle is far beyond the listed techniques.
+    let g = public_set("puzzles6_forum_hardest_1106", 1)[0];
+    let r = rate(&g).unwrap();
+    assert!(!r.solved);
+    assert_eq!(r.label, Label::Extreme);
+    assert!(r.guesses > 0);
+    // The fallback step is the solution's digit.
+    let state = Candidates::from_grid(&g);
+    let mut s = state;
+    while let Some(step) = hint(&s) {
+        s.apply(&step);
+    }
+    let step = search_step(&s).unwrap();
+    assert_eq!(step.technique, Technique::Search);
+    let (cell, d) = step.placements[0];
+    assert_eq!(solver::solve(&g).unwrap().0[cell as usize], d);
+}
+
+#[test]
+fn names_and_labels_round_trip() {
+    for &t in Technique::ALL {
+        assert_eq!(Technique::from_name(t.name()), Some(t));
+    }
+    assert_eq!(Technique::from_name("SEARCH"), Some(Technique::Search));
+    for &l in Label::ALL {
+        assert_eq!(l.name().parse::<Label>(), Ok(l));
+    }
+    assert!("insane".parse::<Label>().is_err());
+    // ALL is in order of SE value, never decreasing.
+    for w in Technique::ALL.windows(2) {
+        assert!(w[0] < w[1] && w[0].se_rating() <= w[1].se_rating(), "{w:?}");
+    }
+}
