@@ -176,6 +176,10 @@ fn naked_pair_clears_its_digits_from_the_row() {
     assert_eq!(s.technique, Technique::NakedPair);
     assert_eq!(s.eliminations, elims(rc(1, 3)..=rc(1, 9), &[1, 2]));
     assert_eq!(s.units, vec![UnitRef::Row(0)]);
+    assert_eq!(
+        s.explanation,
+        "r1c1 and r1c2 hold only {1,2} between them, so the rest of row 1 loses those digits"
+    );
 }
 
 #[test]
