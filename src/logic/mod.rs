@@ -10,6 +10,22 @@
 //! easiest technique after any step, until the grid is solved or nothing
 //! applies. docs/logic.md says why that makes the hardest technique and the
 //! label independent of the order cells and digits are scanned in.
+//!
+//! ```
+//! use sudoku_grpc::logic::{self, Candidates, Label, Technique};
+//! use sudoku_grpc::puzzle::Grid;
+//!
+//! let puzzle = Grid::from_text(
+//!     "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79",
+//! )?;
+//! let step = logic::hint(&Candidates::from_grid(&puzzle)).expect("singles apply");
+//! assert_eq!(step.technique, Technique::HiddenSingle);
+//! assert_eq!(step.explanation, "r1c6 is the only cell in box 2 that can hold 8");
+//!
+//! let rating = logic::rate(&puzzle).expect("one solution");
+//! assert!(rating.solved && rating.label == Label::Easy);
+//! # Ok::<(), sudoku_grpc::puzzle::GridError>(())
+//! ```
 
 mod candidates;
 mod techniques;
