@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod bench;
 mod connect;
+mod resend;
 mod solve;
 
 pub use connect::connect;
