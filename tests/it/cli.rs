@@ -481,3 +481,118 @@ async fn a_server_that_dies_mid_run_is_exit_2_with_the_count_answered() {
     assert!(stderr.contains("lost the server"), "{stderr}");
     assert!(stderr.contains("1 puzzles answered"), "{stderr}");
 }
+
+/// Runs `sudoku solve ARGS` with `feed` writing its stdin from a thread;
+/// returns the exit code, stdout, stderr and the peak RSS (VmHWM) in kB,
+/// sampled from /proc/PID/status until the process is gone.
+fn fed(
+    args: &[&str],
+    feed: impl FnOnce(&mut std::process::ChildStdin) -> std::io::Result<()> + Send + 'static,
+) -> (Option<i32>, String, String, u64) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || feed(&mut stdin));
+    let pid = child.id();
+    let sampler = std::thread::spawn(move || {
+        let mut peak = 0u64;
+        while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            else {
+                break; // a zombie: its memory is gone
+            };
+            peak = peak.max(kb);
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        peak
+    });
+    let mut err = child.stderr.take().unwrap();
+    let errors = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    feeder
+        .join()
+        .unwrap()
+        .expect("the child reads all its input");
+    let status = child.wait().unwrap();
+    (
+        status.code(),
+        stdout,
+        errors.join().unwrap(),
+        sampler.join().unwrap(),
+    )
+}
+
+/// One line of 2 GiB without a line break, then a puzzle: the long line is
+/// one error naming line 1, the puzzle after it is answered on line 2,
+/// the exit is 1 (a puzzle failed), and memory stays bounded, since the
+/// reader keeps at most 64 KiB of a line.
+fn a_2_gib_line(args: &[&str]) -> u64 {
+    const LEN: usize = 2 << 30;
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr, kb) = fed(args, |stdin| {
+        let chunk = vec![b'7'; 1 << 20];
+        for _ in 0..LEN / chunk.len() {
+            stdin.write_all(&chunk)?;
+        }
+        writeln!(stdin)?;
+        writeln!(stdin, "{CLASSIC}")
+    });
+    eprintln!(
+        "{args:?}, a 2 GiB line then a puzzle: VmHWM {kb} kB, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr.lines().next(),
+        Some(
+            format!(
+                "line 1: too long ({LEN} bytes without a line break); a puzzle takes 81 characters"
+            )
+            .as_str()
+        ),
+        "{stderr}"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout:.300}");
+    assert!(
+        lines[0].starts_with(&"7".repeat(81)) && lines[0].contains("# error: line 1: too long"),
+        "{:.300}",
+        lines[0]
+    );
+    assert_eq!(lines[1], CLASSIC_SOLVED);
+    assert!(kb > 0 && kb < 64 * 1024, "peak RSS {kb} kB");
+    kb
+}
+
+#[test]
+fn a_2_gib_line_is_one_error_in_bounded_memory_locally() {
+    a_2_gib_line(&["solve", "--local"]);
+}
+
+#[tokio::test]
+async fn a_2_gib_line_is_one_error_in_bounded_memory_through_a_server() {
+    let server = TestServer::start().await;
+    let target = server.target();
+    tokio::task::spawn_blocking(move || a_2_gib_line(&["solve", "--server", &target]))
+        .await
+        .unwrap();
+}
