@@ -596,3 +596,202 @@ async fn a_2_gib_line_is_one_error_in_bounded_memory_through_a_server() {
         .await
         .unwrap();
 }
+
+/// What a record should come to: its first line, its outcome and, for a
+/// failure, its message.
+type Expected = (usize, &'static str, Option<String>);
+
+/// A mixed input for `--output jsonl`, one record per format the reader
+/// takes (81-character lines, 9-line grids with and without spaces,
+/// bracketed boards), each with a malformed record mid-stream, plus a
+/// puzzle without a solution, one with many, and one whose givens clash.
+/// Returns the input and, per record, its first line and what it should
+/// come to: an outcome, and for a failure the code and message.
+fn mixed_records() -> (String, Vec<Expected>) {
+    let no_solution = format!("12345678.........9{}", ".".repeat(63));
+    let compact: String = (0..9)
+        .map(|r| format!("{}\n", &CLASSIC[r * 9..r * 9 + 9]))
+        .collect();
+    let bad_compact = compact.replacen("..195", "..1x5", 1);
+    let bad_spaced = SPACED_INPUT.replace("4 0 0 8 0 3", "4 0 0 8 x 3");
+    let bracketed = bracketed_input();
+    let bad_bracketed = bracketed.replacen("\"7\"", "\"x\"", 1);
+    let expected_char = "expected '1'-'9', '.' or '0'";
+    // (record text, outcome, error message); blank lines separate grids.
+    let records: Vec<(String, &str, Option<String>)> = vec![
+        (format!("{CLASSIC}\n"), "solved", None),
+        (format!("{no_solution}\n"), "no_solution", None),
+        (format!("{}\n", ".".repeat(81)), "multiple_solutions", None),
+        (
+            "not a puzzle\n".into(),
+            "invalid",
+            Some(format!(
+                "line 4, column 1: unexpected character 'n'; {expected_char}"
+            )),
+        ),
+        (
+            format!("55{}\n", ".".repeat(79)),
+            "invalid",
+            Some("5 is given twice in row 1: at row 1, column 1 and row 1, column 2".into()),
+        ),
+        (format!("{SPACED_INPUT}\n"), "solved", None),
+        (
+            format!("{bad_spaced}\n"),
+            "invalid",
+            Some(format!(
+                "line 20, column 9: unexpected character 'x'; {expected_char}"
+            )),
+        ),
+        (format!("{compact}\n"), "solved", None),
+        (
+            format!("{bad_compact}\n"),
+            "invalid",
+            Some(format!(
+                "line 37, column 5: unexpected character 'x'; {expected_char}"
+            )),
+        ),
+        (bracketed, "solved", None),
+        (
+            bad_bracketed,
+            "invalid",
+            Some(format!(
+                "line 47, column 20: unexpected character 'x'; {expected_char}"
+            )),
+        ),
+        (format!("{CLASSIC}\n"), "solved", None),
+    ];
+    let mut input = String::new();
+    let mut expected = Vec::new();
+    let mut line = 1;
+    for (text, outcome, error) in records {
+        expected.push((line, outcome, error));
+        line += text.lines().count();
+        input.push_str(&text);
+    }
+    (input, expected)
+}
+
+/// Checks one run's JSON lines against `expected`; returns what must be
+/// the same whatever solved them (no stats: timings differ).
+fn check_jsonl(what: &str, stdout: &str, input: &str, expected: &[Expected]) -> Vec<String> {
+    let objects: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: {e} in {l}")))
+        .collect();
+    assert_eq!(
+        objects.len(),
+        expected.len(),
+        "{what}: one object per record\n{stdout}"
+    );
+    let lines: Vec<&str> = input.lines().collect();
+    let mut same = Vec::new();
+    for (o, (line, outcome, error)) in objects.iter().zip(expected) {
+        let at = format!("{what}, line {line}: {o}");
+        assert_eq!(o["line"].as_u64(), Some(*line as u64), "{at}");
+        assert_eq!(o["outcome"].as_str(), Some(*outcome), "{at}");
+        for stat in ["guesses", "nodes", "solve_time_us"] {
+            assert!(o["stats"][stat].is_u64(), "{at}: stats.{stat}");
+        }
+        let count = o["solution_count"].as_u64();
+        match *outcome {
+            "solved" | "multiple_solutions" => {
+                let solution = o["solution"].as_str().unwrap_or_else(|| panic!("{at}"));
+                let s = Grid::from_text(solution).unwrap();
+                assert!(s.is_valid_solution(), "{at}");
+                // The givens: the record's text with its blanks, read as
+                // the CLI read it (the line alone, or the 81 digits).
+                let digits: String = lines[line - 1..]
+                    .iter()
+                    .take(if *outcome == "multiple_solutions" {
+                        1
+                    } else {
+                        9
+                    })
+                    .flat_map(|l| l.chars())
+                    .filter(|c| c.is_ascii_digit() || *c == '.')
+                    .take(81)
+                    .collect();
+                if digits.len() == 81 {
+                    assert!(Grid::from_text(&digits).unwrap().is_kept_by(&s), "{at}");
+                }
+                let want = if *outcome == "solved" { 1 } else { 2 };
+                assert_eq!(count, Some(want), "{at}");
+                assert!(o.get("error").is_none(), "{at}");
+            }
+            "no_solution" => {
+                assert!(o.get("solution").is_none(), "{at}");
+                assert_eq!(count, Some(0), "{at}");
+                assert!(o.get("error").is_none(), "{at}");
+            }
+            _ => {
+                assert!(o.get("solution").is_none(), "{at}");
+                assert_eq!(
+                    o["error"]["code"].as_str(),
+                    Some("INVALID_ARGUMENT"),
+                    "{at}"
+                );
+                assert_eq!(o["error"]["message"].as_str(), error.as_deref(), "{at}");
+            }
+        }
+        same.push(format!(
+            "{} {} {} {} {}",
+            o["line"], o["outcome"], o["solution"], o["solution_count"], o["error"]
+        ));
+    }
+    same
+}
+
+#[tokio::test]
+async fn jsonl_is_one_object_per_record_the_same_locally_and_through_a_server() {
+    let server = TestServer::start().await;
+    let (input, expected) = mixed_records();
+    let local = run(
+        vec![
+            "solve".into(),
+            "--local".into(),
+            "--unique".into(),
+            "--output".into(),
+            "jsonl".into(),
+        ],
+        input.clone(),
+    )
+    .await;
+    let remote = run(
+        vec![
+            "solve".into(),
+            "--server".into(),
+            server.url(),
+            "--unique".into(),
+            "--output".into(),
+            "jsonl".into(),
+            // Records spread over several messages and streams.
+            "--batch".into(),
+            "2".into(),
+            "--streams".into(),
+            "3".into(),
+        ],
+        input.clone(),
+    )
+    .await;
+    for out in [&local, &remote] {
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "a failed record is exit 1: {out:?}"
+        );
+    }
+    let a = check_jsonl(
+        "--local",
+        &String::from_utf8_lossy(&local.stdout),
+        &input,
+        &expected,
+    );
+    let b = check_jsonl(
+        "--server",
+        &String::from_utf8_lossy(&remote.stdout),
+        &input,
+        &expected,
+    );
+    assert_eq!(a, b, "--local and --server give the same answers");
+    assert_eq!(local.stderr, remote.stderr, "and say the same on stderr");
+}
