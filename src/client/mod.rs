@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod bench;
 mod connect;
+mod progress;
 mod resend;
 mod solve;
 

@@ -21,6 +21,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use super::connect::connect_all;
+use super::progress::{Counts, Progress, Say};
 use super::resend::{self, Source};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
@@ -254,7 +255,8 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
     let window_size = batch.saturating_mul(args.window.max(1));
     let window = Arc::new(Window::new(window_size));
     let (to_writer, from_stages) = async_channel::unbounded::<Msg>();
-    let printer = Printer::new(&args, window_size);
+    let progress = Progress::start(args.quiet);
+    let printer = Printer::new(&args, window_size, progress.counts(), progress.say());
     let writer = {
         let window = window.clone();
         std::thread::spawn(move || printer.run(from_stages, &window))
@@ -287,6 +289,7 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
             Ok(c) => c,
             Err(e) => {
                 window.close();
+                progress.finish();
                 return Err(e);
             }
         };
@@ -300,12 +303,13 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
             batch,
             args.window.max(1),
             streams,
-            args.quiet,
+            (!args.quiet).then(|| progress.say()),
         );
     }
     let summary = tokio::task::spawn_blocking(move || writer.join())
         .await?
         .map_err(|_| anyhow::anyhow!("the output thread failed"))??;
+    progress.finish();
     Ok(summary.report(args.quiet, &source))
 }
 
@@ -492,7 +496,7 @@ fn solve_remote(
     batch: usize,
     queue: usize,
     streams: usize,
-    quiet: bool,
+    say: Option<Say>,
 ) {
     let options = Some(pb::SolveOptions {
         mode: if limit > 1 {
@@ -503,7 +507,7 @@ fn solve_remote(
         max_solutions: limit,
     });
     let (requests, outbox) = async_channel::bounded::<pb::SolveBatchRequest>(queue);
-    let losses = (!quiet).then(spawn_loss_reporter);
+    let losses = say.map(spawn_loss_reporter);
     for k in 0..streams {
         let feed = Feed {
             // tonic's balancer places a call on a server whose connection
@@ -644,7 +648,7 @@ impl Feed {
 /// Says on stderr that a server was lost, once per server: the streams a
 /// server carried fail together, so losses that come within a quarter of
 /// a second of the first are told as one.
-fn spawn_loss_reporter() -> tokio::sync::mpsc::UnboundedSender<Loss> {
+fn spawn_loss_reporter(say: Say) -> tokio::sync::mpsc::UnboundedSender<Loss> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Loss>();
     tokio::spawn(async move {
         while let Some(first) = rx.recv().await {
@@ -654,12 +658,12 @@ fn spawn_loss_reporter() -> tokio::sync::mpsc::UnboundedSender<Loss> {
                 streams += 1;
                 resent += more.resent;
             }
-            eprintln!(
+            say.line(&format!(
                 "sudoku: lost a server ({}) under {streams} stream{}; re-sending {resent} \
                  unanswered puzzles on new streams",
                 first.why,
                 if streams == 1 { "" } else { "s" }
-            );
+            ));
         }
     });
     tx
@@ -800,6 +804,9 @@ struct Printer {
     /// Flush when no answer is ready, so a pipeline's next stage sees each
     /// answer without delay; a regular file is left to the buffer.
     flush_when_idle: bool,
+    /// For the progress line.
+    counts: Arc<Counts>,
+    say: Say,
 }
 
 /// What the run came to.
@@ -854,7 +861,7 @@ impl Summary {
 }
 
 impl Printer {
-    fn new(args: &SolveArgs, window: usize) -> Printer {
+    fn new(args: &SolveArgs, window: usize, counts: Arc<Counts>, say: Say) -> Printer {
         use std::os::fd::AsFd;
         let to_file = std::io::stdout()
             .as_fd()
@@ -868,6 +875,8 @@ impl Printer {
             quiet: args.quiet,
             window,
             flush_when_idle: !to_file,
+            counts,
+            say,
         }
     }
 
@@ -964,17 +973,20 @@ impl Printer {
         first: &mut bool,
         summary: &mut Summary,
     ) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
         summary.puzzles += 1;
+        self.counts.done.fetch_add(1, Relaxed);
         let complaint = done.complaint();
         if let Some(what) = &complaint {
             summary.failures += 1;
+            self.counts.failed.fetch_add(1, Relaxed);
             if done.outcome == Outcome::NotUnique {
                 summary.not_unique += 1;
             }
             if what.starts_with("line ") {
-                eprintln!("{what}");
+                self.say.line(what);
             } else {
-                eprintln!("line {}: {what}", meta.line);
+                self.say.line(&format!("line {}: {what}", meta.line));
             }
         }
         if self.quiet {

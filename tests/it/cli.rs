@@ -795,3 +795,63 @@ async fn jsonl_is_one_object_per_record_the_same_locally_and_through_a_server() 
     assert_eq!(a, b, "--local and --server give the same answers");
     assert_eq!(local.stderr, remote.stderr, "and say the same on stderr");
 }
+
+#[test]
+fn no_progress_line_when_stderr_is_not_a_terminal() {
+    let input: String = crate::support::data_set("puzzles3_magictour_top1465")
+        .iter()
+        .take(300)
+        .map(|p| format!("{p}\n"))
+        .collect();
+    let out = sudoku(&["solve", "--local"], &input);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 300);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "",
+        "nothing on a pipe"
+    );
+}
+
+/// `sudoku solve ARGS FILE >/dev/null` with stderr on a terminal, through
+/// util-linux `script`; what the terminal showed. None without `script`.
+fn on_a_terminal(args: &str) -> Option<String> {
+    let script = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())?;
+    let data = crate::support::repo().join("data/puzzles2_17_clue");
+    let command = format!(
+        "'{}' solve {args} '{}' >/dev/null",
+        env!("CARGO_BIN_EXE_sudoku"),
+        data.display()
+    );
+    let out = Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        // As a terminal sets it; with no TERM (CI) or TERM=dumb, indicatif
+        // draws nothing.
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output()
+        .expect("script runs");
+    assert!(out.status.success(), "{command}: {out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn progress_line_on_a_terminal_and_not_with_quiet() {
+    let test = "progress_line_on_a_terminal_and_not_with_quiet";
+    let Some(shown) = on_a_terminal("--local") else {
+        return crate::support::skip(test, "no util-linux script in /usr/bin or /bin");
+    };
+    // The final figures stay on the terminal: all 49,158 puzzles.
+    let last = shown
+        .split(['\r', '\n'])
+        .rfind(|l| l.contains("puzzles"))
+        .unwrap_or_else(|| panic!("no progress line in {shown:?}"));
+    assert!(
+        last.contains("49,158 puzzles") && last.contains("/s") && last.contains("0 failed"),
+        "{last:?}"
+    );
+    let quiet = on_a_terminal("--local -q").expect("script ran before");
+    assert!(!quiet.contains("puzzles"), "-q: {quiet:?}");
+}
