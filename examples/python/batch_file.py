@@ -3,9 +3,12 @@
 
 Reads 81-character lines ('.' or '0' for blanks; '#' lines, blank lines and
 any text after the 81 characters are skipped, so the public benchmark files in
-data/ work as they are) and writes one `ID SOLUTION` line per puzzle, in file
-order, ID being the puzzle's index among the file's puzzles (0 for the first),
-as the `sudoku` command line numbers them.
+data/ work as they are) and writes one `ID SOLUTION` line per puzzle as its
+answer arrives (`sort -n` puts them in file order), ID being the puzzle's
+index among the file's puzzles (0 for the first), as the `sudoku` command line
+numbers them. It streams: the file is read a line at a time as the calls need
+puzzles, and answers are written as they come, so memory stays the same on a
+file of any size.
 
 Two ways to send them, both over one channel (one HTTP/2 connection); a proxy
 that balances per call, such as nginx's grpc_pass or a service mesh, spreads
@@ -18,12 +21,14 @@ the calls over its servers:
                a retry, not a puzzle. Solving is a pure function of the
                puzzle, so a call that reached a server before it died is
                safe to repeat.
-  --rpc batch  SolveBatch: --streams calls at once, --batch puzzles per
-               message, answers matched by id. A retry policy cannot help a
-               stream once it has answered something (gRPC commits the call
-               at the first response), so when a stream ends with
-               UNAVAILABLE this script itself re-sends the items that stream
-               left unanswered, on new calls, up to --attempts rounds.
+  --rpc batch  SolveBatch: --streams calls at once, each fed by a generator
+               that reads the file's next --batch puzzles per message, with
+               at most --window messages unanswered per call; answers are
+               matched by id. A retry policy cannot help a stream once it
+               has answered something (gRPC commits the call at the first
+               response), so when a stream ends with UNAVAILABLE this script
+               itself opens it again, sending the items it left unanswered
+               first, up to --attempts calls per stream.
 
 Either way each puzzle is written once, however often it was sent.
 A summary goes to stderr. Exit status 0 when every puzzle was solved; 1 when
@@ -38,10 +43,12 @@ script must see UNAVAILABLE to know the items are worth sending again.
 
 Usage:  python batch_file.py FILE [--target 127.0.0.1:50051] [--rpc solve|batch]
                              [--in-flight 64] [--streams 4] [--batch 64]
+                             [--window 32] [--attempts 4]
                              [--output OUT] [--proto-dir DIR]
 """
 
 import argparse
+import itertools
 import shutil
 import sys
 import tempfile
@@ -55,17 +62,52 @@ import client
 
 
 def read_puzzles(path):
-    """{id: 81-character puzzle} for the puzzle lines of `path`, and
-    {id: line number} to report failures by line."""
-    puzzles, lines = {}, {}
+    """Yields (id, line number, puzzle) for the puzzle lines of `path`, one
+    at a time: the file is never held whole."""
+    item_id = 0
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            lines[len(puzzles)] = number
-            puzzles[len(puzzles)] = line[:81]
-    return puzzles, lines
+            yield item_id, number, line[:81]
+            item_id += 1
+
+
+class Run:
+    """What the threads share: the file's puzzles, taken in turn, and the
+    output, written as answers arrive. Only counts are kept, so memory does
+    not grow with the file."""
+
+    def __init__(self, path, out):
+        self._puzzles = read_puzzles(path)
+        self._take_lock = threading.Lock()
+        self._out = out
+        self._out_lock = threading.Lock()
+        self.taken = self.solved = self.failed = 0
+
+    def take(self, n):
+        """The next `n` puzzles of the file (fewer at its end)."""
+        with self._take_lock:
+            items = list(itertools.islice(self._puzzles, n))
+            self.taken += len(items)
+            return items
+
+    def solution(self, item_id, grid):
+        with self._out_lock:
+            self._out.write(f"{item_id} {grid}\n")
+            self.solved += 1
+
+    def failure(self, item_id, line, why):
+        with self._out_lock:
+            print(f"puzzle {item_id} (line {line}): {why}", file=sys.stderr)
+            self.failed += 1
+
+    def record(self, pb, item_id, line, solution):
+        if solution.outcome == pb.OUTCOME_SOLVED:
+            self.solution(item_id, solution.grid.text)
+        else:
+            self.failure(item_id, line, pb.Outcome.Name(solution.outcome))
 
 
 def on_threads(count, work):
@@ -88,14 +130,6 @@ def on_threads(count, work):
             raise future.exception()
 
 
-def record(pb, item_id, solution, answers, failures):
-    """Files one puzzle's answer under its id."""
-    if solution.outcome == pb.OUTCOME_SOLVED:
-        answers[item_id] = solution.grid.text
-    else:
-        failures[item_id] = pb.Outcome.Name(solution.outcome)
-
-
 def solve_one(pb, stub, puzzle, attempts=4):
     """One Solve call. A proxy whose server dies in the middle of an answer
     can pass on the cut answer, which grpcio reports as INTERNAL
@@ -115,109 +149,133 @@ def solve_one(pb, stub, puzzle, attempts=4):
                   file=sys.stderr)
 
 
-def solve_unary(pb, stub, puzzles, in_flight, answers, failures):
-    """One Solve per puzzle, `in_flight` at once. Retries of UNAVAILABLE
-    happen inside grpcio, as the channel's service config says."""
-    todo = iter(sorted(puzzles.items()))
-    lock = threading.Lock()
+def solve_unary(pb, stub, run, in_flight):
+    """One Solve per puzzle, `in_flight` at once, each thread taking the
+    file's next puzzle. Retries of UNAVAILABLE happen inside grpcio, as the
+    channel's service config says."""
 
     def worker(stop):
         while not stop.is_set():
-            with lock:  # each puzzle is taken by exactly one thread
-                item = next(todo, None)
-            if item is None:
+            items = run.take(1)
+            if not items:
                 return
-            item_id, puzzle = item
+            item_id, line, puzzle = items[0]
             response = solve_one(pb, stub, puzzle)
-            record(pb, item_id, response.solution, answers, failures)
+            run.record(pb, item_id, line, response.solution)
 
     on_threads(in_flight, worker)
 
 
-def solve_batch(pb, stub, puzzles, streams, batch, attempts, answers, failures):
-    """SolveBatch over `streams` calls; items a stream left unanswered when it
-    ended with UNAVAILABLE are sent again in the next round. Returns how many
-    items were re-sent."""
+def solve_batch(pb, stub, run, streams, batch, window, attempts):
+    """SolveBatch over `streams` calls, each fed by a generator that takes
+    the file's next `batch` puzzles per message, at most `window` messages
+    unanswered per call. A call that ends with UNAVAILABLE is opened again,
+    up to `attempts` calls per stream, and sends the items it left
+    unanswered first. Returns how many items were re-sent."""
+    resent = [0]
+    resent_lock = threading.Lock()
 
-    def one_stream(items):
-        requests = (
-            pb.SolveBatchRequest(
-                items=[
-                    pb.BatchItem(id=item_id, puzzle=pb.Grid(text=puzzle))
-                    for item_id, puzzle in items[start : start + batch]
-                ]
+    def one_call(stop, again):
+        """One call; returns the items it left unanswered, {id: (line, puzzle)}.
+        `again` counts as sent from the start, so nothing is lost if the call
+        fails before it sends them."""
+        pending = dict(again)
+        lock = threading.Lock()
+        closed = threading.Event()
+        room = threading.Semaphore(window)
+
+        def message(items):
+            return pb.SolveBatchRequest(
+                items=[pb.BatchItem(id=i, puzzle=pb.Grid(text=p)) for i, (_, p) in items]
             )
-            for start in range(0, len(items), batch)
-        )
-        for response in stub.SolveBatch(requests):
-            for result in response.results:
-                if result.WhichOneof("result") == "error":
-                    failures[result.id] = result.error.message
-                else:
-                    record(pb, result.id, result.solution, answers, failures)
 
-    resent = 0
-    pending = sorted(puzzles.items())
-    for attempt in range(1, attempts + 1):
-        # Messages, not single items, are dealt over the streams in turn.
-        messages = [pending[i : i + batch] for i in range(0, len(pending), batch)]
-        shares = [
-            [item for message in messages[s::streams] for item in message]
-            for s in range(streams)
-        ]
-        shares = [share for share in shares if share]
-        with ThreadPoolExecutor(max_workers=len(shares)) as pool:
-            outcomes = [pool.submit(one_stream, share) for share in shares]
-        for outcome in outcomes:
-            error = outcome.exception()
+        def requests():
+            first = sorted(again.items())
+            for start in range(0, len(first), batch):
+                while not room.acquire(timeout=0.1):
+                    if closed.is_set() or stop.is_set():
+                        return
+                yield message(first[start : start + batch])
+            while True:
+                while not room.acquire(timeout=0.1):
+                    if closed.is_set() or stop.is_set():
+                        return
+                # Taken and noted under one lock, so a call given up (below)
+                # cannot take items that then belong to no call.
+                with lock:
+                    if closed.is_set():
+                        return
+                    items = [(i, (n, p)) for i, n, p in run.take(batch)]
+                    pending.update(items)
+                if not items:
+                    return
+                yield message(items)
+
+        try:
+            for response in stub.SolveBatch(requests()):
+                for result in response.results:
+                    with lock:
+                        line, _ = pending.pop(result.id, (0, None))
+                    if result.WhichOneof("result") == "error":
+                        run.failure(result.id, line, result.error.message)
+                    else:
+                        run.record(pb, result.id, line, result.solution)
+                room.release()
+            return None, pending
+        except grpc.RpcError as error:
+            return error, pending
+        finally:
+            with lock:
+                closed.set()
+
+    def stream(stop):
+        again = {}
+        for attempt in range(1, attempts + 1):
+            error, again = one_call(stop, again)
             if error is None:
-                continue
-            if not isinstance(error, grpc.RpcError):
-                raise error
+                # Items a call that ended OK left unanswered are counted as
+                # missing in the summary.
+                return
             if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == attempts:
                 raise error
             print(f"a stream ended with UNAVAILABLE ({error.details()}); "
-                  "re-sending its unanswered items", file=sys.stderr)
-        pending = [(n, p) for n, p in pending if n not in answers and n not in failures]
-        if not pending:
-            break
-        resent += len(pending)
-        time.sleep(0.1 * 2 ** (attempt - 1))  # the same back-off as the policy
-    return resent
+                  f"re-sending its {len(again)} unanswered items", file=sys.stderr)
+            with resent_lock:
+                resent[0] += len(again)
+            time.sleep(0.1 * 2 ** (attempt - 1))  # the same back-off as the policy
+
+    on_threads(streams, stream)
+    return resent[0]
 
 
-def run(args, pb, pb_grpc):
-    puzzles, lines = read_puzzles(args.file)
-    answers, failures = {}, {}
-    started = time.monotonic()
-    with grpc.insecure_channel(args.target, options=client.CHANNEL_OPTIONS) as channel:
-        grpc.channel_ready_future(channel).result(timeout=10)
-        stub = pb_grpc.SudokuServiceStub(channel)
-        if args.rpc == "solve":
-            solve_unary(pb, stub, puzzles, args.in_flight, answers, failures)
-            how = f"Solve, {args.in_flight} in flight"
-        else:
-            resent = solve_batch(
-                pb, stub, puzzles, args.streams, args.batch, args.attempts, answers, failures
-            )
-            how = f"SolveBatch, {args.streams} streams of {args.batch}/message, {resent} re-sent"
-    elapsed = time.monotonic() - started
-
+def run_file(args, pb, pb_grpc):
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    started = time.monotonic()
     try:
-        for item_id in sorted(answers):
-            out.write(f"{item_id} {answers[item_id]}\n")
+        run = Run(args.file, out)
+        with grpc.insecure_channel(args.target, options=client.CHANNEL_OPTIONS) as channel:
+            grpc.channel_ready_future(channel).result(timeout=10)
+            stub = pb_grpc.SudokuServiceStub(channel)
+            if args.rpc == "solve":
+                solve_unary(pb, stub, run, args.in_flight)
+                how = f"Solve, {args.in_flight} in flight"
+            else:
+                resent = solve_batch(pb, stub, run, args.streams, args.batch, args.window,
+                                     args.attempts)
+                how = (f"SolveBatch, {args.streams} streams of {args.batch}/message, "
+                       f"{resent} re-sent")
     finally:
         if args.output:
             out.close()
-    for item_id in sorted(failures):
-        print(f"puzzle {item_id} (line {lines[item_id]}): {failures[item_id]}", file=sys.stderr)
-    missing = len(puzzles) - len(answers) - len(failures)
-    print(f"solved {len(answers)} of {len(puzzles)} puzzles in {elapsed:.1f} s "
-          f"({len(answers) / max(elapsed, 1e-9):.0f}/s; {how})", file=sys.stderr)
+        else:
+            out.flush()
+    elapsed = time.monotonic() - started
+    missing = run.taken - run.solved - run.failed
+    print(f"solved {run.solved} of {run.taken} puzzles in {elapsed:.1f} s "
+          f"({run.solved / max(elapsed, 1e-9):.0f}/s; {how})", file=sys.stderr)
     if missing:
         print(f"{missing} puzzles unanswered", file=sys.stderr)
-    return 0 if len(answers) == len(puzzles) else 1
+    return 0 if run.solved == run.taken else 1
 
 
 def main():
@@ -228,18 +286,20 @@ def main():
     parser.add_argument("--in-flight", type=int, default=64, help="Solve calls at once")
     parser.add_argument("--streams", type=int, default=4, help="SolveBatch calls at once")
     parser.add_argument("--batch", type=int, default=64, help="puzzles per SolveBatch message")
+    parser.add_argument("--window", type=int, default=32,
+                        help="SolveBatch messages unanswered at once per stream")
     parser.add_argument("--attempts", type=int, default=4,
-                        help="SolveBatch rounds, the first included")
+                        help="SolveBatch calls per stream, the first included")
     parser.add_argument("--output", help="write the solutions here instead of stdout")
     parser.add_argument("--proto-dir", default=client.DEFAULT_PROTO_DIR)
     args = parser.parse_args()
-    if min(args.in_flight, args.streams, args.batch, args.attempts) < 1:
-        parser.error("--in-flight, --streams, --batch and --attempts must be at least 1")
+    if min(args.in_flight, args.streams, args.batch, args.window, args.attempts) < 1:
+        parser.error("--in-flight, --streams, --batch, --window and --attempts must be at least 1")
 
     out_dir = tempfile.mkdtemp(prefix="sudoku-stubs-")
     try:
         pb, pb_grpc = client.generate_stubs(args.proto_dir, out_dir)
-        return run(args, pb, pb_grpc)
+        return run_file(args, pb, pb_grpc)
     except grpc.RpcError as err:
         print(f"call failed: {err.code().name}: {err.details()}", file=sys.stderr)
         return 2

@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand};
 
 mod bench;
 mod connect;
+mod progress;
+mod resend;
 mod solve;
 
 pub use connect::connect;

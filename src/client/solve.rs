@@ -21,6 +21,8 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use super::connect::connect_all;
+use super::progress::{Counts, Progress, Say};
+use super::resend::{self, Source};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::text::{Entry, Format, Reader, write_grid};
@@ -86,9 +88,10 @@ pub struct SolveArgs {
     window: usize,
     /// SolveBatch calls at once, fed from one queue of request messages. A
     /// proxy that balances per call (nginx, a mesh) may send each call to a
-    /// different server.
-    #[arg(long, default_value_t = 1)]
-    streams: usize,
+    /// different server. Default: 1 with one --server, 4 per server with
+    /// several (tonic places each call on a server at random).
+    #[arg(long)]
+    streams: Option<usize>,
     /// Work budget per puzzle for --local, in search nodes.
     #[arg(long, default_value_t = 5_000_000)]
     max_nodes: u64,
@@ -252,7 +255,8 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
     let window_size = batch.saturating_mul(args.window.max(1));
     let window = Arc::new(Window::new(window_size));
     let (to_writer, from_stages) = async_channel::unbounded::<Msg>();
-    let printer = Printer::new(&args, window_size);
+    let progress = Progress::start(args.quiet);
+    let printer = Printer::new(&args, window_size, progress.counts(), progress.say());
     let writer = {
         let window = window.clone();
         std::thread::spawn(move || printer.run(from_stages, &window))
@@ -276,10 +280,16 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
         );
     } else {
         let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
+        let streams = match (args.streams, servers.len()) {
+            (Some(n), _) => n.max(1),
+            (None, 1) => 1,
+            (None, n) => 4 * n,
+        };
         let channel = match connect_all(&servers).await {
             Ok(c) => c,
             Err(e) => {
                 window.close();
+                progress.finish();
                 return Err(e);
             }
         };
@@ -292,12 +302,14 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
             limit,
             batch,
             args.window.max(1),
-            args.streams.max(1),
+            streams,
+            (!args.quiet).then(|| progress.say()),
         );
     }
     let summary = tokio::task::spawn_blocking(move || writer.join())
         .await?
         .map_err(|_| anyhow::anyhow!("the output thread failed"))??;
+    progress.finish();
     Ok(summary.report(args.quiet, &source))
 }
 
@@ -484,6 +496,7 @@ fn solve_remote(
     batch: usize,
     queue: usize,
     streams: usize,
+    say: Option<Say>,
 ) {
     let options = Some(pb::SolveOptions {
         mode: if limit > 1 {
@@ -494,33 +507,24 @@ fn solve_remote(
         max_solutions: limit,
     });
     let (requests, outbox) = async_channel::bounded::<pb::SolveBatchRequest>(queue);
-    for _ in 0..streams {
-        let mut client = client.clone();
-        let outbox = outbox.clone();
-        let to_writer = to_writer.clone();
-        tokio::spawn(async move {
-            let result = async {
-                let mut responses = client.solve_batch(outbox.clone()).await?.into_inner();
-                while let Some(msg) = responses.message().await? {
-                    let answers = msg
-                        .results
-                        .into_iter()
-                        .map(|r| (r.id, None, done_of(r, limit > 1)))
-                        .collect();
-                    if to_writer.send(Msg::Answers(answers)).await.is_err() {
-                        break;
-                    }
-                }
-                Ok::<_, tonic::Status>(())
-            }
-            .await;
-            if let Err(status) = result {
-                outbox.close();
-                let _ = to_writer
-                    .send(Msg::Fatal(status_words(&status), false))
-                    .await;
-            }
-        });
+    let losses = say.map(spawn_loss_reporter);
+    for k in 0..streams {
+        let feed = Feed {
+            // tonic's balancer places a call on a server whose connection
+            // is ready, and connects the others only once asked: calls
+            // opened at the same instant would all go to the first server
+            // that answers. Opened 5 ms apart, they find every server's
+            // connection up and are spread at random over them.
+            start_after: std::time::Duration::from_millis(5 * k as u64),
+            client: client.clone(),
+            outbox: outbox.clone(),
+            to_writer: to_writer.clone(),
+            losses: losses.clone(),
+            unique: limit > 1,
+            batch,
+            options,
+        };
+        tokio::spawn(feed.run());
     }
     drop(outbox);
     std::thread::spawn(move || {
@@ -551,6 +555,118 @@ fn solve_remote(
                 .is_ok()
         });
     });
+}
+
+/// One SolveBatch stream of the run: it draws request messages from the
+/// queue all streams share, and when its call is lost with its server
+/// (see [`resend::lost_server`]) it opens a new call on the balanced
+/// channel, which sends the items the lost call left unanswered first.
+/// Answers the lost call gave are kept; the writer keeps the first answer
+/// for each puzzle, so nothing is printed twice.
+struct Feed {
+    start_after: std::time::Duration,
+    client: SudokuServiceClient<tonic::transport::Channel>,
+    outbox: async_channel::Receiver<pb::SolveBatchRequest>,
+    to_writer: async_channel::Sender<Msg>,
+    /// Where to say a server was lost; `None` with -q.
+    losses: Option<tokio::sync::mpsc::UnboundedSender<Loss>>,
+    unique: bool,
+    batch: usize,
+    options: Option<pb::SolveOptions>,
+}
+
+/// A call lost with its server: why, and how many puzzles it left to send
+/// again.
+struct Loss {
+    why: String,
+    resent: usize,
+}
+
+impl Feed {
+    async fn run(mut self) {
+        tokio::time::sleep(self.start_after).await;
+        let mut again = Vec::new();
+        // Calls failed one after another without an answer between them.
+        let mut failures = 0u32;
+        loop {
+            let (source, tracker) =
+                Source::new(again, self.batch, self.options, self.outbox.clone());
+            let mut opened = false;
+            let result = async {
+                let mut responses = self.client.solve_batch(source).await?.into_inner();
+                opened = true;
+                while let Some(msg) = responses.message().await? {
+                    failures = 0;
+                    tracker.answered(msg.results.iter().map(|r| r.id));
+                    let answers = msg
+                        .results
+                        .into_iter()
+                        .map(|r| (r.id, None, done_of(r, self.unique)))
+                        .collect();
+                    if self.to_writer.send(Msg::Answers(answers)).await.is_err() {
+                        break;
+                    }
+                }
+                Ok::<_, tonic::Status>(())
+            }
+            .await;
+            // Whatever the end, the call's source takes nothing more.
+            again = tracker.close();
+            let status = match result {
+                // Items a call that ended OK left unanswered are counted
+                // by the writer.
+                Ok(()) => return,
+                Err(status) => status,
+            };
+            let finished = again.is_empty() && self.outbox.is_closed() && self.outbox.is_empty();
+            let lost = resend::lost_server(&status);
+            if lost && finished {
+                return;
+            }
+            if !lost || failures + 1 >= resend::MAX_FAILURES {
+                self.outbox.close();
+                let _ = self
+                    .to_writer
+                    .send(Msg::Fatal(status_words(&status), false))
+                    .await;
+                return;
+            }
+            failures += 1;
+            // A call that never opened found a dead server in the
+            // balancer's list: the loss was said when it happened.
+            if opened && let Some(losses) = &self.losses {
+                let _ = losses.send(Loss {
+                    why: status.message().trim().to_string(),
+                    resent: again.len(),
+                });
+            }
+            tokio::time::sleep(resend::backoff(failures)).await;
+        }
+    }
+}
+
+/// Says on stderr that a server was lost, once per server: the streams a
+/// server carried fail together, so losses that come within a quarter of
+/// a second of the first are told as one.
+fn spawn_loss_reporter(say: Say) -> tokio::sync::mpsc::UnboundedSender<Loss> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Loss>();
+    tokio::spawn(async move {
+        while let Some(first) = rx.recv().await {
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            let (mut streams, mut resent) = (1, first.resent);
+            while let Ok(more) = rx.try_recv() {
+                streams += 1;
+                resent += more.resent;
+            }
+            say.line(&format!(
+                "sudoku: lost a server ({}) under {streams} stream{}; re-sending {resent} \
+                 unanswered puzzles on new streams",
+                first.why,
+                if streams == 1 { "" } else { "s" }
+            ));
+        }
+    });
+    tx
 }
 
 /// A call's failure in words: the status message without gRPC's framing.
@@ -688,6 +804,9 @@ struct Printer {
     /// Flush when no answer is ready, so a pipeline's next stage sees each
     /// answer without delay; a regular file is left to the buffer.
     flush_when_idle: bool,
+    /// For the progress line.
+    counts: Arc<Counts>,
+    say: Say,
 }
 
 /// What the run came to.
@@ -742,7 +861,7 @@ impl Summary {
 }
 
 impl Printer {
-    fn new(args: &SolveArgs, window: usize) -> Printer {
+    fn new(args: &SolveArgs, window: usize, counts: Arc<Counts>, say: Say) -> Printer {
         use std::os::fd::AsFd;
         let to_file = std::io::stdout()
             .as_fd()
@@ -756,6 +875,8 @@ impl Printer {
             quiet: args.quiet,
             window,
             flush_when_idle: !to_file,
+            counts,
+            say,
         }
     }
 
@@ -852,17 +973,20 @@ impl Printer {
         first: &mut bool,
         summary: &mut Summary,
     ) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
         summary.puzzles += 1;
+        self.counts.done.fetch_add(1, Relaxed);
         let complaint = done.complaint();
         if let Some(what) = &complaint {
             summary.failures += 1;
+            self.counts.failed.fetch_add(1, Relaxed);
             if done.outcome == Outcome::NotUnique {
                 summary.not_unique += 1;
             }
             if what.starts_with("line ") {
-                eprintln!("{what}");
+                self.say.line(what);
             } else {
-                eprintln!("line {}: {what}", meta.line);
+                self.say.line(&format!("line {}: {what}", meta.line));
             }
         }
         if self.quiet {

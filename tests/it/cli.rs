@@ -481,3 +481,377 @@ async fn a_server_that_dies_mid_run_is_exit_2_with_the_count_answered() {
     assert!(stderr.contains("lost the server"), "{stderr}");
     assert!(stderr.contains("1 puzzles answered"), "{stderr}");
 }
+
+/// Runs `sudoku solve ARGS` with `feed` writing its stdin from a thread;
+/// returns the exit code, stdout, stderr and the peak RSS (VmHWM) in kB,
+/// sampled from /proc/PID/status until the process is gone.
+fn fed(
+    args: &[&str],
+    feed: impl FnOnce(&mut std::process::ChildStdin) -> std::io::Result<()> + Send + 'static,
+) -> (Option<i32>, String, String, u64) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || feed(&mut stdin));
+    let pid = child.id();
+    let sampler = std::thread::spawn(move || {
+        let mut peak = 0u64;
+        while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            else {
+                break; // a zombie: its memory is gone
+            };
+            peak = peak.max(kb);
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        peak
+    });
+    let mut err = child.stderr.take().unwrap();
+    let errors = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    feeder
+        .join()
+        .unwrap()
+        .expect("the child reads all its input");
+    let status = child.wait().unwrap();
+    (
+        status.code(),
+        stdout,
+        errors.join().unwrap(),
+        sampler.join().unwrap(),
+    )
+}
+
+/// One line of 2 GiB without a line break, then a puzzle: the long line is
+/// one error naming line 1, the puzzle after it is answered on line 2,
+/// the exit is 1 (a puzzle failed), and memory stays bounded, since the
+/// reader keeps at most 64 KiB of a line.
+fn a_2_gib_line(args: &[&str]) -> u64 {
+    const LEN: usize = 2 << 30;
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr, kb) = fed(args, |stdin| {
+        let chunk = vec![b'7'; 1 << 20];
+        for _ in 0..LEN / chunk.len() {
+            stdin.write_all(&chunk)?;
+        }
+        writeln!(stdin)?;
+        writeln!(stdin, "{CLASSIC}")
+    });
+    eprintln!(
+        "{args:?}, a 2 GiB line then a puzzle: VmHWM {kb} kB, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr.lines().next(),
+        Some(
+            format!(
+                "line 1: too long ({LEN} bytes without a line break); a puzzle takes 81 characters"
+            )
+            .as_str()
+        ),
+        "{stderr}"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout:.300}");
+    assert!(
+        lines[0].starts_with(&"7".repeat(81)) && lines[0].contains("# error: line 1: too long"),
+        "{:.300}",
+        lines[0]
+    );
+    assert_eq!(lines[1], CLASSIC_SOLVED);
+    assert!(kb > 0 && kb < 64 * 1024, "peak RSS {kb} kB");
+    kb
+}
+
+#[test]
+fn a_2_gib_line_is_one_error_in_bounded_memory_locally() {
+    a_2_gib_line(&["solve", "--local"]);
+}
+
+#[tokio::test]
+async fn a_2_gib_line_is_one_error_in_bounded_memory_through_a_server() {
+    let server = TestServer::start().await;
+    let target = server.target();
+    tokio::task::spawn_blocking(move || a_2_gib_line(&["solve", "--server", &target]))
+        .await
+        .unwrap();
+}
+
+/// What a record should come to: its first line, its outcome and, for a
+/// failure, its message.
+type Expected = (usize, &'static str, Option<String>);
+
+/// A mixed input for `--output jsonl`, one record per format the reader
+/// takes (81-character lines, 9-line grids with and without spaces,
+/// bracketed boards), each with a malformed record mid-stream, plus a
+/// puzzle without a solution, one with many, and one whose givens clash.
+/// Returns the input and, per record, its first line and what it should
+/// come to: an outcome, and for a failure the code and message.
+fn mixed_records() -> (String, Vec<Expected>) {
+    let no_solution = format!("12345678.........9{}", ".".repeat(63));
+    let compact: String = (0..9)
+        .map(|r| format!("{}\n", &CLASSIC[r * 9..r * 9 + 9]))
+        .collect();
+    let bad_compact = compact.replacen("..195", "..1x5", 1);
+    let bad_spaced = SPACED_INPUT.replace("4 0 0 8 0 3", "4 0 0 8 x 3");
+    let bracketed = bracketed_input();
+    let bad_bracketed = bracketed.replacen("\"7\"", "\"x\"", 1);
+    let expected_char = "expected '1'-'9', '.' or '0'";
+    // (record text, outcome, error message); blank lines separate grids.
+    let records: Vec<(String, &str, Option<String>)> = vec![
+        (format!("{CLASSIC}\n"), "solved", None),
+        (format!("{no_solution}\n"), "no_solution", None),
+        (format!("{}\n", ".".repeat(81)), "multiple_solutions", None),
+        (
+            "not a puzzle\n".into(),
+            "invalid",
+            Some(format!(
+                "line 4, column 1: unexpected character 'n'; {expected_char}"
+            )),
+        ),
+        (
+            format!("55{}\n", ".".repeat(79)),
+            "invalid",
+            Some("5 is given twice in row 1: at row 1, column 1 and row 1, column 2".into()),
+        ),
+        (format!("{SPACED_INPUT}\n"), "solved", None),
+        (
+            format!("{bad_spaced}\n"),
+            "invalid",
+            Some(format!(
+                "line 20, column 9: unexpected character 'x'; {expected_char}"
+            )),
+        ),
+        (format!("{compact}\n"), "solved", None),
+        (
+            format!("{bad_compact}\n"),
+            "invalid",
+            Some(format!(
+                "line 37, column 5: unexpected character 'x'; {expected_char}"
+            )),
+        ),
+        (bracketed, "solved", None),
+        (
+            bad_bracketed,
+            "invalid",
+            Some(format!(
+                "line 47, column 20: unexpected character 'x'; {expected_char}"
+            )),
+        ),
+        (format!("{CLASSIC}\n"), "solved", None),
+    ];
+    let mut input = String::new();
+    let mut expected = Vec::new();
+    let mut line = 1;
+    for (text, outcome, error) in records {
+        expected.push((line, outcome, error));
+        line += text.lines().count();
+        input.push_str(&text);
+    }
+    (input, expected)
+}
+
+/// Checks one run's JSON lines against `expected`; returns what must be
+/// the same whatever solved them (no stats: timings differ).
+fn check_jsonl(what: &str, stdout: &str, input: &str, expected: &[Expected]) -> Vec<String> {
+    let objects: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: {e} in {l}")))
+        .collect();
+    assert_eq!(
+        objects.len(),
+        expected.len(),
+        "{what}: one object per record\n{stdout}"
+    );
+    let lines: Vec<&str> = input.lines().collect();
+    let mut same = Vec::new();
+    for (o, (line, outcome, error)) in objects.iter().zip(expected) {
+        let at = format!("{what}, line {line}: {o}");
+        assert_eq!(o["line"].as_u64(), Some(*line as u64), "{at}");
+        assert_eq!(o["outcome"].as_str(), Some(*outcome), "{at}");
+        for stat in ["guesses", "nodes", "solve_time_us"] {
+            assert!(o["stats"][stat].is_u64(), "{at}: stats.{stat}");
+        }
+        let count = o["solution_count"].as_u64();
+        match *outcome {
+            "solved" | "multiple_solutions" => {
+                let solution = o["solution"].as_str().unwrap_or_else(|| panic!("{at}"));
+                let s = Grid::from_text(solution).unwrap();
+                assert!(s.is_valid_solution(), "{at}");
+                // The givens: the record's text with its blanks, read as
+                // the CLI read it (the line alone, or the 81 digits).
+                let digits: String = lines[line - 1..]
+                    .iter()
+                    .take(if *outcome == "multiple_solutions" {
+                        1
+                    } else {
+                        9
+                    })
+                    .flat_map(|l| l.chars())
+                    .filter(|c| c.is_ascii_digit() || *c == '.')
+                    .take(81)
+                    .collect();
+                if digits.len() == 81 {
+                    assert!(Grid::from_text(&digits).unwrap().is_kept_by(&s), "{at}");
+                }
+                let want = if *outcome == "solved" { 1 } else { 2 };
+                assert_eq!(count, Some(want), "{at}");
+                assert!(o.get("error").is_none(), "{at}");
+            }
+            "no_solution" => {
+                assert!(o.get("solution").is_none(), "{at}");
+                assert_eq!(count, Some(0), "{at}");
+                assert!(o.get("error").is_none(), "{at}");
+            }
+            _ => {
+                assert!(o.get("solution").is_none(), "{at}");
+                assert_eq!(
+                    o["error"]["code"].as_str(),
+                    Some("INVALID_ARGUMENT"),
+                    "{at}"
+                );
+                assert_eq!(o["error"]["message"].as_str(), error.as_deref(), "{at}");
+            }
+        }
+        same.push(format!(
+            "{} {} {} {} {}",
+            o["line"], o["outcome"], o["solution"], o["solution_count"], o["error"]
+        ));
+    }
+    same
+}
+
+#[tokio::test]
+async fn jsonl_is_one_object_per_record_the_same_locally_and_through_a_server() {
+    let server = TestServer::start().await;
+    let (input, expected) = mixed_records();
+    let local = run(
+        vec![
+            "solve".into(),
+            "--local".into(),
+            "--unique".into(),
+            "--output".into(),
+            "jsonl".into(),
+        ],
+        input.clone(),
+    )
+    .await;
+    let remote = run(
+        vec![
+            "solve".into(),
+            "--server".into(),
+            server.url(),
+            "--unique".into(),
+            "--output".into(),
+            "jsonl".into(),
+            // Records spread over several messages and streams.
+            "--batch".into(),
+            "2".into(),
+            "--streams".into(),
+            "3".into(),
+        ],
+        input.clone(),
+    )
+    .await;
+    for out in [&local, &remote] {
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "a failed record is exit 1: {out:?}"
+        );
+    }
+    let a = check_jsonl(
+        "--local",
+        &String::from_utf8_lossy(&local.stdout),
+        &input,
+        &expected,
+    );
+    let b = check_jsonl(
+        "--server",
+        &String::from_utf8_lossy(&remote.stdout),
+        &input,
+        &expected,
+    );
+    assert_eq!(a, b, "--local and --server give the same answers");
+    assert_eq!(local.stderr, remote.stderr, "and say the same on stderr");
+}
+
+#[test]
+fn no_progress_line_when_stderr_is_not_a_terminal() {
+    let input: String = crate::support::data_set("puzzles3_magictour_top1465")
+        .iter()
+        .take(300)
+        .map(|p| format!("{p}\n"))
+        .collect();
+    let out = sudoku(&["solve", "--local"], &input);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 300);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "",
+        "nothing on a pipe"
+    );
+}
+
+/// `sudoku solve ARGS FILE >/dev/null` with stderr on a terminal, through
+/// util-linux `script`; what the terminal showed. None without `script`.
+fn on_a_terminal(args: &str) -> Option<String> {
+    let script = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())?;
+    let data = crate::support::repo().join("data/puzzles2_17_clue");
+    let command = format!(
+        "'{}' solve {args} '{}' >/dev/null",
+        env!("CARGO_BIN_EXE_sudoku"),
+        data.display()
+    );
+    let out = Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        // As a terminal sets it; with no TERM (CI) or TERM=dumb, indicatif
+        // draws nothing.
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output()
+        .expect("script runs");
+    assert!(out.status.success(), "{command}: {out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn progress_line_on_a_terminal_and_not_with_quiet() {
+    let test = "progress_line_on_a_terminal_and_not_with_quiet";
+    let Some(shown) = on_a_terminal("--local") else {
+        return crate::support::skip(test, "no util-linux script in /usr/bin or /bin");
+    };
+    // The final figures stay on the terminal: all 49,158 puzzles.
+    let last = shown
+        .split(['\r', '\n'])
+        .rfind(|l| l.contains("puzzles"))
+        .unwrap_or_else(|| panic!("no progress line in {shown:?}"));
+    assert!(
+        last.contains("49,158 puzzles") && last.contains("/s") && last.contains("0 failed"),
+        "{last:?}"
+    );
+    let quiet = on_a_terminal("--local -q").expect("script ran before");
+    assert!(!quiet.contains("puzzles"), "-q: {quiet:?}");
+}

@@ -593,3 +593,200 @@ fn three_backends_behind_nginx_share_the_work_and_survive_a_kill() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// Copies of the 17-clue set the command line solves in the test below:
+/// 393,264 puzzles, a few seconds over three single-thread servers.
+const KILL_REPEATS: usize = 8;
+
+/// No proxy: `sudoku solve --server a,b,c` balances its streams over three
+/// servers itself (tonic's balancer), and one of them dies mid-run. The
+/// streams it carried fail with a transport error; the client sends what
+/// they left unanswered again on new streams, which the balancer puts on
+/// the servers left. The output must hold every puzzle exactly once, in
+/// input order, each solution right, and the exit must be 0. The victim is
+/// the server that had solved most when a fifth of the output was read
+/// (their metrics), so it certainly carried part of the run; it is stopped
+/// (SIGSTOP) and, once the output stalls behind it, killed (SIGKILL), so it
+/// certainly held puzzles the client must say it re-sent.
+#[test]
+fn three_servers_balanced_by_the_client_survive_a_kill() {
+    use std::io::{BufRead, BufReader};
+    let started = Instant::now();
+    let dir = target_dir().join("scale-out-kill");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the run directory");
+    let set = crate::support::data_set(DATA_SET);
+    let puzzles: Vec<&String> = set.iter().cycle().take(set.len() * KILL_REPEATS).collect();
+    let input = dir.join("puzzles.txt");
+    let mut text = String::with_capacity(puzzles.len() * 82);
+    for p in &puzzles {
+        text.push_str(p);
+        text.push('\n');
+    }
+    std::fs::write(&input, text).expect("write the input");
+
+    let ports = free_ports(6);
+    let mut backends: Vec<Backend> = (0..3)
+        .map(|i| Backend::start(i, [ports[2 * i], ports[2 * i + 1]], &dir))
+        .collect();
+    for b in &backends {
+        let url = format!("http://{}", b.grpc);
+        assert!(
+            eventually(Duration::from_secs(20), || healthy(&url)),
+            "backend {} never served\n{}",
+            b.grpc,
+            b.proc.logs()
+        );
+    }
+    let servers: Vec<String> = backends.iter().map(|b| b.grpc.to_string()).collect();
+    let before = solved_counts(&backends, 0);
+
+    let stderr_path = dir.join("sudoku.stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .arg("solve")
+        .arg(&input)
+        .args(["--server", &servers.join(",")])
+        // A reorder window of 32,768 puzzles rather than 4,096: every
+        // server then has work at every moment, not only the one holding
+        // the oldest puzzles while the window waits for it.
+        .args(["--window", "512"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(File::create(&stderr_path).expect("create stderr file"))
+        .spawn()
+        .expect("the sudoku binary runs");
+    let phase = Instant::now();
+    // Read on a thread of its own, so the output keeps flowing while the
+    // victim is chosen: a pause here would fill the pipe and then the
+    // reorder window, and the servers would be idle at the kill.
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let reader = {
+        let read = read.clone();
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        std::thread::spawn(move || {
+            let mut lines = Vec::new();
+            for line in stdout.lines() {
+                lines.push(line.expect("read the output"));
+                read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            lines
+        })
+    };
+    let count = || read.load(std::sync::atomic::Ordering::Relaxed);
+    // The counters are published twice a second: a fifth of the output
+    // read, wait until the servers' figures show the work under way.
+    let mut run = vec![0u64; 3];
+    let under_way = eventually(Duration::from_secs(60), || {
+        if count() < puzzles.len() / 5 {
+            return false;
+        }
+        run = backends
+            .iter()
+            .zip(&before)
+            .map(|(b, before)| b.solved().unwrap_or(0).saturating_sub(*before))
+            .collect();
+        run.iter().any(|&n| n > 0) || count() == puzzles.len()
+    });
+    let victim = (0..3).max_by_key(|&i| run[i]).unwrap_or(0);
+    let at_kill = (count(), phase.elapsed());
+    assert!(
+        under_way && at_kill.0 < puzzles.len(),
+        "the run should still be going when a server has answered: {} of {} lines, \
+         solved {run:?}",
+        at_kill.0,
+        puzzles.len()
+    );
+    // Stopped first, then killed once the output stalls behind it: the
+    // puzzles it holds are then certainly unanswered (the client outruns
+    // the servers, so a server killed at a random moment may hold none).
+    assert!(
+        backends[victim].proc.signal("STOP"),
+        "kill -s STOP backend {victim}"
+    );
+    let mut last = (count(), Instant::now());
+    let stalled = eventually(Duration::from_secs(20), || {
+        let now = count();
+        if now != last.0 {
+            last = (now, Instant::now());
+        }
+        last.1.elapsed() > Duration::from_millis(300)
+    });
+    let at_kill = (count(), phase.elapsed(), at_kill.0);
+    assert!(
+        stalled && at_kill.0 < puzzles.len(),
+        "the output should stall behind the stopped backend {victim}: {} of {} lines",
+        at_kill.0,
+        puzzles.len()
+    );
+    assert!(
+        backends[victim].proc.signal("KILL"),
+        "kill -s KILL backend {victim}"
+    );
+    let victim_solved = run[victim];
+    let lines = reader.join().expect("the output reader");
+    let status = child.wait().expect("wait for sudoku");
+    let elapsed = phase.elapsed();
+    let said = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    assert!(
+        backends[victim]
+            .proc
+            .wait(Duration::from_secs(10))
+            .is_some(),
+        "backend {victim} exits on SIGKILL"
+    );
+    assert!(status.success(), "sudoku solve: {status}\n{said}");
+    assert_eq!(lines.len(), puzzles.len(), "one line per puzzle\n{said}");
+    for (i, (puzzle, line)) in puzzles.iter().zip(&lines).enumerate() {
+        check_solution(&format!("line {}", i + 1), puzzle, line);
+    }
+    assert!(
+        victim_solved > 0,
+        "backend {victim} had answered nothing before the kill: {run:?}"
+    );
+    // One line per lost server, saying how many puzzles were sent again.
+    let losses: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("lost a server"))
+        .collect();
+    assert_eq!(losses.len(), 1, "one loss said:\n{said}");
+    let resent: u64 = losses[0]
+        .split("re-sending ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {:?}", losses[0]));
+    assert!(
+        resent > 0,
+        "the lost streams held unanswered puzzles: {}",
+        losses[0]
+    );
+
+    std::thread::sleep(Duration::from_millis(1_200));
+    let after: Vec<u64> = backends
+        .iter_mut()
+        .enumerate()
+        .map(|(i, b)| {
+            if i == victim {
+                0
+            } else {
+                b.solved().unwrap_or(0) - before[i]
+            }
+        })
+        .collect();
+    eprintln!(
+        "scale-out: sudoku solve --server a,b,c: {} puzzles in {:.1} s; backend {victim} \
+         SIGSTOPped at line {}, SIGKILLed after {:.1} s and {} lines, having solved at least {victim_solved} (per \
+         backend then {run:?}); {resent} puzzles re-sent; survivors solved {after:?} in all; \
+         {}; test took {:.1} s",
+        puzzles.len(),
+        elapsed.as_secs_f64(),
+        at_kill.2,
+        at_kill.1.as_secs_f64(),
+        at_kill.0,
+        losses[0],
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        (0..3).all(|i| i == victim || after[i] > run[i]),
+        "the servers left took over: {after:?} at the end, {run:?} at the kill"
+    );
+}

@@ -1,0 +1,218 @@
+//! Keeping track of what a SolveBatch stream was given and has not
+//! answered, so that a stream lost with its server can hand those items to
+//! a new stream on the balanced channel.
+//!
+//! Each call of a stream draws its request messages through a [`Source`]:
+//! first the items an earlier call of the same stream left unanswered,
+//! then messages from the queue every stream shares. Every item it hands
+//! to tonic is noted in the call's [`Tracker`] before it leaves, and struck
+//! off when its answer comes. When the call fails, the stream closes the
+//! tracker and takes what is left: closing and taking happen under the
+//! tracker's lock, the same lock the source holds while it takes a message
+//! from the queue, so a message is either in what is left or still in the
+//! queue, never lost between a dead call and a new one.
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::Stream;
+
+use crate::pb;
+
+/// The items a call has sent and not had answered.
+#[derive(Default)]
+pub struct Tracker {
+    pending: HashMap<u64, pb::BatchItem>,
+    /// Set when the call is given up: its source takes nothing more.
+    closed: bool,
+}
+
+/// A call's tracker, shared between the call's source and its stream.
+#[derive(Clone, Default)]
+pub struct Shared(Arc<Mutex<Tracker>>);
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Tracker> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Strikes off answered items.
+    pub fn answered(&self, ids: impl Iterator<Item = u64>) {
+        let mut t = self.lock();
+        for id in ids {
+            t.pending.remove(&id);
+        }
+    }
+
+    /// Gives the call up: its source takes nothing more from the queue,
+    /// and the items it left unanswered are returned in input order.
+    pub fn close(&self) -> Vec<pb::BatchItem> {
+        let mut t = self.lock();
+        t.closed = true;
+        let mut left: Vec<pb::BatchItem> = t.pending.drain().map(|(_, item)| item).collect();
+        left.sort_unstable_by_key(|item| item.id);
+        left
+    }
+}
+
+/// The request messages of one call: the items `again` first, in messages
+/// of `batch`, then the shared queue until it ends.
+pub struct Source {
+    again: VecDeque<pb::SolveBatchRequest>,
+    // Boxed: a receiver is not `Unpin`.
+    queue: Pin<Box<async_channel::Receiver<pb::SolveBatchRequest>>>,
+    tracker: Shared,
+}
+
+impl Source {
+    /// A source for a new call; `again` (the items an earlier call left
+    /// unanswered) counts as sent from the start, so they are not lost if
+    /// this call fails before it sends them.
+    pub fn new(
+        again: Vec<pb::BatchItem>,
+        batch: usize,
+        options: Option<pb::SolveOptions>,
+        queue: async_channel::Receiver<pb::SolveBatchRequest>,
+    ) -> (Source, Shared) {
+        let tracker = Shared::default();
+        let mut messages = VecDeque::new();
+        {
+            let mut t = tracker.lock();
+            let mut items = again.into_iter().peekable();
+            while items.peek().is_some() {
+                let chunk: Vec<pb::BatchItem> = items.by_ref().take(batch.max(1)).collect();
+                for item in &chunk {
+                    t.pending.insert(item.id, item.clone());
+                }
+                messages.push_back(pb::SolveBatchRequest {
+                    items: chunk,
+                    options,
+                });
+            }
+        }
+        let source = Source {
+            again: messages,
+            queue: Box::pin(queue),
+            tracker: tracker.clone(),
+        };
+        (source, tracker)
+    }
+}
+
+impl Stream for Source {
+    type Item = pb::SolveBatchRequest;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let mut t = this.tracker.lock();
+        if t.closed {
+            return Poll::Ready(None);
+        }
+        if let Some(message) = this.again.pop_front() {
+            return Poll::Ready(Some(message));
+        }
+        // Taken from the queue and noted under one lock (see the module
+        // docs); the poll itself does not wait.
+        match this.queue.as_mut().poll_next(cx) {
+            Poll::Ready(Some(message)) => {
+                for item in &message.items {
+                    t.pending.insert(item.id, item.clone());
+                }
+                Poll::Ready(Some(message))
+            }
+            other => other,
+        }
+    }
+}
+
+/// True when a call ended because its connection or server went away
+/// (refused, reset, closed, a server draining), not because a server
+/// answered it with an error: worth sending its items again elsewhere.
+/// A status made here from a transport error carries that error as its
+/// source; one a server sent has none.
+pub fn lost_server(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    match status.code() {
+        Code::Unavailable => true,
+        Code::Unknown | Code::Internal | Code::Cancelled => {
+            std::error::Error::source(status).is_some()
+        }
+        _ => false,
+    }
+}
+
+/// Calls a stream may fail one after another, without an answer between
+/// them, before the run gives up. The balancer picks a server at random
+/// and keeps a dead one in its list (each pick of it fails at once), so
+/// with one of three servers gone ten failures in a row are 1 in 59,000;
+/// with every server gone the run ends after about 4.6 s of waits.
+pub const MAX_FAILURES: u32 = 10;
+
+/// The wait before the `failures`-th call again in a row: 25 ms, doubling,
+/// at most 1 s.
+pub fn backoff(failures: u32) -> Duration {
+    Duration::from_millis((25u64 << failures.saturating_sub(1).min(6)).min(1_000))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+
+    fn item(id: u64) -> pb::BatchItem {
+        pb::BatchItem { id, puzzle: None }
+    }
+
+    #[tokio::test]
+    async fn items_left_over_come_first_and_a_closed_source_takes_nothing() {
+        let (tx, rx) = async_channel::bounded(4);
+        tx.send(pb::SolveBatchRequest {
+            items: vec![item(7), item(8)],
+            options: None,
+        })
+        .await
+        .unwrap();
+        tx.send(pb::SolveBatchRequest {
+            items: vec![item(9)],
+            options: None,
+        })
+        .await
+        .unwrap();
+        let (mut source, tracker) = Source::new(vec![item(2), item(3), item(5)], 2, None, rx);
+        let ids = |m: Option<pb::SolveBatchRequest>| -> Vec<u64> {
+            m.unwrap().items.iter().map(|i| i.id).collect()
+        };
+        assert_eq!(ids(source.next().await), [2, 3]);
+        assert_eq!(ids(source.next().await), [5]);
+        assert_eq!(ids(source.next().await), [7, 8]);
+        tracker.answered([3, 7].into_iter());
+        let left: Vec<u64> = tracker.close().iter().map(|i| i.id).collect();
+        assert_eq!(left, [2, 5, 8], "sent and unanswered, in input order");
+        assert!(source.next().await.is_none(), "closed: takes no more");
+        assert_eq!(tx.len(), 1, "the last message stays for another stream");
+    }
+
+    #[test]
+    fn only_transport_failures_are_sent_again() {
+        assert!(lost_server(&tonic::Status::unavailable("draining")));
+        assert!(!lost_server(&tonic::Status::internal("a server's bug")));
+        assert!(!lost_server(&tonic::Status::resource_exhausted("too many")));
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        let local = tonic::Status::from_error(Box::new(io));
+        assert!(lost_server(&local), "{local:?}");
+    }
+
+    #[test]
+    fn backoff_doubles_to_a_second() {
+        assert_eq!(backoff(1), Duration::from_millis(25));
+        assert_eq!(backoff(2), Duration::from_millis(50));
+        assert_eq!(backoff(7), Duration::from_millis(1_000));
+        assert_eq!(backoff(40), Duration::from_millis(1_000));
+        // The waits before the second to the last call in a row.
+        let total: Duration = (1..MAX_FAILURES).map(backoff).sum();
+        assert_eq!(total, Duration::from_millis(4_575));
+    }
+}
