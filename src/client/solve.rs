@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -24,7 +25,7 @@ use super::connect::connect_all;
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::text::{Entry, Format, Reader, write_grid};
-use crate::puzzle::{Grid, GridError};
+use crate::puzzle::{CELLS, Grid, GridError};
 use crate::solver::Solver;
 
 /// How to lay out solutions in text output.
@@ -189,44 +190,70 @@ enum Msg {
 }
 
 /// The reorder window's free places: the reader takes one per puzzle, the
-/// writer gives them back as it prints.
+/// writer gives them back as it prints. Taking a place is one atomic step
+/// while places are free; the lock and the condition variable are for
+/// waiting, and the writer signals only a reader that waits.
 struct Window {
-    state: Mutex<(usize, bool)>,
+    free: AtomicUsize,
+    closed: AtomicBool,
+    /// True while the reader waits (or is about to) for a place.
+    waiting: Mutex<bool>,
     cv: Condvar,
 }
 
 impl Window {
     fn new(size: usize) -> Window {
         Window {
-            state: Mutex::new((size, false)),
+            free: AtomicUsize::new(size),
+            closed: AtomicBool::new(false),
+            waiting: Mutex::new(false),
             cv: Condvar::new(),
         }
     }
 
     /// Waits for a free place; false once the window is closed.
     fn acquire(&self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while s.0 == 0 && !s.1 {
-            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        loop {
+            if self.closed.load(Ordering::Acquire) {
+                return false;
+            }
+            let free = self.free.load(Ordering::Acquire);
+            if free > 0 {
+                if self
+                    .free
+                    .compare_exchange_weak(free, free - 1, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return true;
+                }
+                continue;
+            }
+            let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            // Looked at again under the lock: `release` and `close` change
+            // the count before they take it, so neither is missed.
+            if self.free.load(Ordering::Acquire) == 0 && !self.closed.load(Ordering::Acquire) {
+                *waiting = true;
+                drop(self.cv.wait(waiting).unwrap_or_else(|e| e.into_inner()));
+            }
         }
-        if s.1 {
-            return false;
-        }
-        s.0 -= 1;
-        true
     }
 
     fn release(&self, n: usize) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.0 += n;
-        self.cv.notify_one();
+        self.free.fetch_add(n, Ordering::AcqRel);
+        self.wake();
     }
 
     /// Stops the reader: nothing more will be printed.
     fn close(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.1 = true;
-        self.cv.notify_all();
+        self.closed.store(true, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if std::mem::take(&mut *waiting) {
+            self.cv.notify_all();
+        }
     }
 }
 
@@ -264,12 +291,16 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
         } else {
             args.threads
         };
+        let rules = Rules {
+            limit,
+            max_nodes: args.max_nodes,
+            timed: args.output == Output::Jsonl,
+        };
         solve_local(
             input,
             &window,
             to_writer,
-            limit,
-            args.max_nodes,
+            rules,
             threads,
             batch,
             args.window.max(1),
@@ -309,7 +340,8 @@ fn read_input(
     to_writer: &async_channel::Sender<Msg>,
     mut work: impl FnMut(Work) -> bool,
 ) {
-    let mut reader = Reader::new(input);
+    // Sound puzzles are echoed from their grid, so their lines need no copy.
+    let mut reader = Reader::new(input).raw_of_failures_only();
     let mut seq = 0u64;
     loop {
         if !reader.has_buffered() && !work(Work::Idle) {
@@ -331,8 +363,14 @@ fn read_input(
             format,
             puzzle,
             raw,
+            givens_ok,
         } = entry;
-        match puzzle.and_then(|g| g.check_givens().map(|()| g).map_err(|e| explain(&e))) {
+        // Givens the reader checked while reading need no second look.
+        let checked = puzzle.and_then(|g| match givens_ok {
+            true => Ok(g),
+            false => g.check_givens().map(|()| g).map_err(|e| explain(&e)),
+        });
+        match checked {
             Ok(g) => {
                 let meta = Meta {
                     line,
@@ -388,21 +426,55 @@ fn explain(err: &GridError) -> String {
     }
 }
 
+/// How each puzzle is solved in-process.
+#[derive(Clone, Copy)]
+struct Rules {
+    /// Solutions to look for: 1, or 2 for a uniqueness check.
+    limit: u32,
+    /// Work budget per puzzle, in search nodes.
+    max_nodes: u64,
+    /// Time each solve (for `--output jsonl`; text output shows no times,
+    /// and two clock reads cost 2% of an easy set).
+    timed: bool,
+}
+
 /// Solves in-process: the reader feeds `threads` solver threads work items
-/// of `batch` puzzles through a bounded channel.
-#[allow(clippy::too_many_arguments)]
+/// of `batch` puzzles through a bounded channel. With one thread the reader
+/// solves each puzzle itself as it reads it: no puzzle crosses threads on
+/// its way in, and answers go to the writer `batch` at a time.
 fn solve_local(
     input: Box<dyn Read + Send>,
     window: &Arc<Window>,
     to_writer: async_channel::Sender<Msg>,
-    limit: u32,
-    max_nodes: u64,
+    rules: Rules,
     threads: usize,
     batch: usize,
     queue: usize,
 ) {
+    let window = window.clone();
+    if threads <= 1 {
+        std::thread::spawn(move || {
+            let mut solver = Solver::new(&Grid::EMPTY, 1);
+            let mut answers = Vec::with_capacity(batch);
+            read_input(input, &window, &to_writer, |w| {
+                match w {
+                    Work::Puzzle(seq, meta, g) => {
+                        answers.push((seq, Some(meta), solve_one(&mut solver, &g, rules)));
+                        if answers.len() < batch {
+                            return true;
+                        }
+                    }
+                    Work::Idle if answers.is_empty() => return true,
+                    Work::Idle => {}
+                }
+                let full = std::mem::replace(&mut answers, Vec::with_capacity(batch));
+                to_writer.send_blocking(Msg::Answers(full)).is_ok()
+            });
+        });
+        return;
+    }
     let (jobs, todo) = async_channel::bounded::<Vec<(u64, Meta, Grid)>>(queue);
-    for _ in 0..threads.max(1) {
+    for _ in 0..threads {
         let todo = todo.clone();
         let to_writer = to_writer.clone();
         std::thread::spawn(move || {
@@ -412,13 +484,7 @@ fn solve_local(
             while let Ok(items) = todo.recv_blocking() {
                 let answers = items
                     .into_iter()
-                    .map(|(seq, meta, g)| {
-                        (
-                            seq,
-                            Some(meta),
-                            solve_one(&mut solver, &g, limit, max_nodes),
-                        )
-                    })
+                    .map(|(seq, meta, g)| (seq, Some(meta), solve_one(&mut solver, &g, rules)))
                     .collect();
                 if to_writer.send_blocking(Msg::Answers(answers)).is_err() {
                     return;
@@ -427,7 +493,6 @@ fn solve_local(
         });
     }
     drop(todo);
-    let window = window.clone();
     std::thread::spawn(move || {
         let mut items = Vec::with_capacity(batch);
         read_input(input, &window, &to_writer, |w| {
@@ -447,12 +512,17 @@ fn solve_local(
     });
 }
 
-fn solve_one(solver: &mut Solver, g: &Grid, limit: u32, max_nodes: u64) -> Done {
-    let started = Instant::now();
+fn solve_one(solver: &mut Solver, g: &Grid, rules: Rules) -> Done {
+    let Rules {
+        limit,
+        max_nodes,
+        timed,
+    } = rules;
+    let started = timed.then(Instant::now);
     solver.restart(g, limit);
     solver.resume(max_nodes);
     let a = solver.answer();
-    let micros = started.elapsed().as_micros() as u64;
+    let micros = started.map_or(0, |t| t.elapsed().as_micros() as u64);
     let outcome = match (a.solution, a.count, a.complete) {
         (Some(_), 1, _) if limit == 1 => Outcome::Solved,
         (Some(_), 1, true) => Outcome::Solved,
@@ -877,6 +947,14 @@ impl Printer {
             OutputFormat::Grid => Format::Grid { spaced: true },
         };
         let multi_line = fmt != Format::Line;
+        // The common line, a solution on one line, as bytes: no String and
+        // no formatting per puzzle.
+        if let (Some(s), None, false) = (&done.solution, &complaint, multi_line) {
+            *first = false;
+            let mut line = [b'\n'; CELLS + 1];
+            line[..CELLS].copy_from_slice(&s.text_bytes());
+            return out.write_all(&line);
+        }
         if multi_line && !*first {
             writeln!(out)?;
         }

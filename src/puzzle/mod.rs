@@ -290,7 +290,18 @@ impl Grid {
 
     /// Appends the 81-character form, '.' for blanks, to `out`.
     pub fn write_text(&self, out: &mut String) {
-        out.extend(self.0.iter().map(|&d| digit_char(d)));
+        out.extend(self.text_bytes().map(char::from));
+    }
+
+    /// The 81-character form as ASCII bytes, '.' for blanks (and '?' for a
+    /// value above 9, as [`digit_char`]): for writers that print many grids
+    /// and want no `String` per grid.
+    pub fn text_bytes(&self) -> [u8; CELLS] {
+        self.0.map(|d| match d {
+            0 => b'.',
+            1..=9 => b'0' + d,
+            _ => b'?',
+        })
     }
 
     /// The integer form.
@@ -334,6 +345,7 @@ mod tests {
         g.0[0] = 250;
         g.0[1] = 7;
         assert!(g.to_text().starts_with("?7."));
+        assert_eq!(g.text_bytes().as_slice(), g.to_text().as_bytes());
     }
 
     #[test]
