@@ -169,7 +169,7 @@ impl<R: std::io::Read> Reader<R> {
             }
             _ => return None,
         };
-        let (grid, sound) = scan_cells(cells)?;
+        let (grid, sound) = Grid::scan(cells)?;
         let raw = if self.raw_of_all || !sound {
             // Cells are ASCII.
             cells.iter().map(|&b| char::from(b)).collect()
@@ -341,7 +341,7 @@ impl<R: std::io::Read> Reader<R> {
         let bytes = line.as_bytes();
         if let Some((cells, rest)) = bytes.split_first_chunk::<CELLS>()
             && rest.first().is_none_or(|&b| !is_cell_byte(b))
-            && let Some((g, sound)) = scan_cells(cells)
+            && let Some((g, sound)) = Grid::scan(cells)
         {
             self.flush_block();
             self.ready.push_back(Entry {
@@ -458,58 +458,6 @@ impl<R: std::io::Read> Iterator for Reader<R> {
 
 fn is_cell_byte(b: u8) -> bool {
     matches!(b, b'0'..=b'9' | b'.')
-}
-
-/// The grid of 81 cell bytes, or `None` when one is not a cell; and
-/// whether its givens keep the rules, found in the same pass.
-///
-/// Each row, column and box counts its digits in nibbles of a `u64`
-/// (nibble d: how many cells hold d; a blank counts in nibble 0), so a
-/// cell costs a table load and three adds, with no branch and no
-/// popcount (which baseline x86-64 lacks). A unit holds 9 cells, so no
-/// nibble overflows; a digit given twice makes its nibble 2 or more, and
-/// one OR over every unit's counts finds it.
-fn scan_cells(bytes: &[u8; CELLS]) -> Option<(Grid, bool)> {
-    const ONE: [u64; 16] = {
-        let mut t = [0u64; 16];
-        let mut d = 0;
-        while d < 16 {
-            t[d] = 1 << (4 * d);
-            d += 1;
-        }
-        t
-    };
-    /// Bits 1-3 of the nibbles of digits 1-9: a count of 2 or more.
-    const TWICE: u64 = 0x0000_00ee_eeee_eee0;
-    let mut cells = [0u8; CELLS];
-    let mut bad = false;
-    for (cell, &b) in cells.iter_mut().zip(bytes) {
-        // '.' wraps past 9 like every byte that is not a digit.
-        let v = b.wrapping_sub(b'0');
-        bad |= v > 9 && b != b'.';
-        *cell = if v <= 9 { v } else { 0 };
-    }
-    if bad {
-        return None;
-    }
-    let mut cols = [0u64; 9];
-    let mut seen = 0u64;
-    for band in cells.chunks_exact(27) {
-        let mut boxes = [0u64; 3];
-        for row in band.chunks_exact(9) {
-            let mut counts = 0u64;
-            for (c, &d) in row.iter().enumerate() {
-                let one = ONE[usize::from(d & 15)];
-                counts += one;
-                cols[c] += one;
-                boxes[c / 3] += one;
-            }
-            seen |= counts;
-        }
-        seen |= boxes[0] | boxes[1] | boxes[2];
-    }
-    seen |= cols.iter().fold(0, |a, &c| a | c);
-    Some((Grid(cells), seen & TWICE == 0))
 }
 
 /// Reads every puzzle in `text`, stopping at a NUL byte (not text).
