@@ -101,6 +101,13 @@ pub struct SolveArgs {
     quiet: bool,
 }
 
+impl SolveArgs {
+    /// True for `--local`: no server, no async I/O.
+    pub(super) fn is_local(&self) -> bool {
+        self.local
+    }
+}
+
 /// Where a puzzle came from, kept until its answer is printed.
 struct Meta {
     line: usize,
