@@ -77,8 +77,8 @@ pub struct SolveArgs {
     /// What to print for each puzzle.
     #[arg(long, value_enum, default_value = "text")]
     output: Output,
-    /// Puzzles per SolveBatch request message (per work item with --local).
-    /// 256: each message costs the client and the server a few thread
+    /// Puzzles per SolveBatch request message (with --local: per work item,
+    /// at most 64 with several threads). 256: each message costs the client and the server a few thread
     /// wake-ups and an HTTP/2 frame or two, which at 64 cost an easy set a
     /// third of its speed through a server on the same machine.
     #[arg(long, default_value_t = 256)]
