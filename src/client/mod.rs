@@ -51,10 +51,14 @@ struct HealthArgs {
 /// Runs the command line; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // `solve --local` does its work on threads of its own: the runtime only
+    // waits for them, and starting a worker per core would cost a short
+    // run more than the waiting.
+    let mut builder = match &cli.command {
+        Command::Solve(args) if args.is_local() => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("sudoku: cannot start the runtime: {e}");

@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -26,7 +27,7 @@ use super::resend::{self, Source};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::text::{Entry, Format, Reader, write_grid};
-use crate::puzzle::{Grid, GridError};
+use crate::puzzle::{CELLS, Grid, GridError};
 use crate::solver::Solver;
 
 /// How to lay out solutions in text output.
@@ -78,13 +79,16 @@ pub struct SolveArgs {
     /// What to print for each puzzle.
     #[arg(long, value_enum, default_value = "text")]
     output: Output,
-    /// Puzzles per SolveBatch request message (per work item with --local).
-    #[arg(long, default_value_t = 64)]
+    /// Puzzles per SolveBatch request message (with --local: per work item,
+    /// at most 64 with several threads). 256: each message costs the client and the server a few thread
+    /// wake-ups and an HTTP/2 frame or two, which at 64 cost an easy set a
+    /// third of its speed through a server on the same machine.
+    #[arg(long, default_value_t = 256)]
     batch: usize,
     /// Messages (of --batch puzzles) in flight at once. Puzzles read but not
     /// yet printed are at most --batch x --window (4096 by default): reading
     /// waits while that many are pending, so memory stays flat.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 16)]
     window: usize,
     /// SolveBatch calls at once, fed from one queue of request messages. A
     /// proxy that balances per call (nginx, a mesh) may send each call to a
@@ -98,6 +102,13 @@ pub struct SolveArgs {
     /// Print nothing but failures (for timing runs).
     #[arg(long, short)]
     quiet: bool,
+}
+
+impl SolveArgs {
+    /// True for `--local`: no server, no async I/O.
+    pub(super) fn is_local(&self) -> bool {
+        self.local
+    }
 }
 
 /// Where a puzzle came from, kept until its answer is printed.
@@ -182,8 +193,10 @@ impl Done {
 
 /// What the stages tell the writer.
 enum Msg {
-    /// A puzzle sent to a server, to be matched with its answer by id.
-    Sent(u64, Meta),
+    /// Puzzles sent to a server (a request message's worth, so the writer
+    /// wakes once per message, not per puzzle), to be matched with their
+    /// answers by id.
+    Sent(Vec<(u64, Meta)>),
     /// Answers, with their puzzle's `Meta` when it was not sent before.
     Answers(Vec<(u64, Option<Meta>, Done)>),
     /// The run cannot go on: what went wrong, and whether the input
@@ -192,44 +205,70 @@ enum Msg {
 }
 
 /// The reorder window's free places: the reader takes one per puzzle, the
-/// writer gives them back as it prints.
+/// writer gives them back as it prints. Taking a place is one atomic step
+/// while places are free; the lock and the condition variable are for
+/// waiting, and the writer signals only a reader that waits.
 struct Window {
-    state: Mutex<(usize, bool)>,
+    free: AtomicUsize,
+    closed: AtomicBool,
+    /// True while the reader waits (or is about to) for a place.
+    waiting: Mutex<bool>,
     cv: Condvar,
 }
 
 impl Window {
     fn new(size: usize) -> Window {
         Window {
-            state: Mutex::new((size, false)),
+            free: AtomicUsize::new(size),
+            closed: AtomicBool::new(false),
+            waiting: Mutex::new(false),
             cv: Condvar::new(),
         }
     }
 
     /// Waits for a free place; false once the window is closed.
     fn acquire(&self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while s.0 == 0 && !s.1 {
-            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        loop {
+            if self.closed.load(Ordering::Acquire) {
+                return false;
+            }
+            let free = self.free.load(Ordering::Acquire);
+            if free > 0 {
+                if self
+                    .free
+                    .compare_exchange_weak(free, free - 1, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return true;
+                }
+                continue;
+            }
+            let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            // Looked at again under the lock: `release` and `close` change
+            // the count before they take it, so neither is missed.
+            if self.free.load(Ordering::Acquire) == 0 && !self.closed.load(Ordering::Acquire) {
+                *waiting = true;
+                drop(self.cv.wait(waiting).unwrap_or_else(|e| e.into_inner()));
+            }
         }
-        if s.1 {
-            return false;
-        }
-        s.0 -= 1;
-        true
     }
 
     fn release(&self, n: usize) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.0 += n;
-        self.cv.notify_one();
+        self.free.fetch_add(n, Ordering::AcqRel);
+        self.wake();
     }
 
     /// Stops the reader: nothing more will be printed.
     fn close(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.1 = true;
-        self.cv.notify_all();
+        self.closed.store(true, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if std::mem::take(&mut *waiting) {
+            self.cv.notify_all();
+        }
     }
 }
 
@@ -268,12 +307,16 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
         } else {
             args.threads
         };
+        let rules = Rules {
+            limit,
+            max_nodes: args.max_nodes,
+            timed: args.output == Output::Jsonl,
+        };
         solve_local(
             input,
             &window,
             to_writer,
-            limit,
-            args.max_nodes,
+            rules,
             threads,
             batch,
             args.window.max(1),
@@ -321,7 +364,8 @@ fn read_input(
     to_writer: &async_channel::Sender<Msg>,
     mut work: impl FnMut(Work) -> bool,
 ) {
-    let mut reader = Reader::new(input);
+    // Sound puzzles are echoed from their grid, so their lines need no copy.
+    let mut reader = Reader::new(input).raw_of_failures_only();
     let mut seq = 0u64;
     loop {
         if !reader.has_buffered() && !work(Work::Idle) {
@@ -343,8 +387,14 @@ fn read_input(
             format,
             puzzle,
             raw,
+            givens_ok,
         } = entry;
-        match puzzle.and_then(|g| g.check_givens().map(|()| g).map_err(|e| explain(&e))) {
+        // Givens the reader checked while reading need no second look.
+        let checked = puzzle.and_then(|g| match givens_ok {
+            true => Ok(g),
+            false => g.check_givens().map(|()| g).map_err(|e| explain(&e)),
+        });
+        match checked {
             Ok(g) => {
                 let meta = Meta {
                     line,
@@ -400,21 +450,61 @@ fn explain(err: &GridError) -> String {
     }
 }
 
+/// How each puzzle is solved in-process.
+#[derive(Clone, Copy)]
+struct Rules {
+    /// Solutions to look for: 1, or 2 for a uniqueness check.
+    limit: u32,
+    /// Work budget per puzzle, in search nodes.
+    max_nodes: u64,
+    /// Time each solve (for `--output jsonl`; text output shows no times,
+    /// and two clock reads cost 2% of an easy set).
+    timed: bool,
+}
+
+/// Puzzles per work item with several `--local` threads, at most.
+const LOCAL_ITEM: usize = 64;
+
 /// Solves in-process: the reader feeds `threads` solver threads work items
-/// of `batch` puzzles through a bounded channel.
-#[allow(clippy::too_many_arguments)]
+/// of `batch` (at most [`LOCAL_ITEM`]) puzzles through a bounded channel. With one thread the reader
+/// solves each puzzle itself as it reads it: no puzzle crosses threads on
+/// its way in, and answers go to the writer `batch` at a time.
 fn solve_local(
     input: Box<dyn Read + Send>,
     window: &Arc<Window>,
     to_writer: async_channel::Sender<Msg>,
-    limit: u32,
-    max_nodes: u64,
+    rules: Rules,
     threads: usize,
     batch: usize,
     queue: usize,
 ) {
+    let window = window.clone();
+    if threads <= 1 {
+        std::thread::spawn(move || {
+            let mut solver = Solver::new(&Grid::EMPTY, 1);
+            let mut answers = Vec::with_capacity(batch);
+            read_input(input, &window, &to_writer, |w| {
+                match w {
+                    Work::Puzzle(seq, meta, g) => {
+                        answers.push((seq, Some(meta), solve_one(&mut solver, &g, rules)));
+                        if answers.len() < batch {
+                            return true;
+                        }
+                    }
+                    Work::Idle if answers.is_empty() => return true,
+                    Work::Idle => {}
+                }
+                let full = std::mem::replace(&mut answers, Vec::with_capacity(batch));
+                to_writer.send_blocking(Msg::Answers(full)).is_ok()
+            });
+        });
+        return;
+    }
+    // Threads share out items of at most LOCAL_ITEM puzzles, so that a
+    // small set of hard puzzles still spreads over all of them.
+    let batch = batch.min(LOCAL_ITEM);
     let (jobs, todo) = async_channel::bounded::<Vec<(u64, Meta, Grid)>>(queue);
-    for _ in 0..threads.max(1) {
+    for _ in 0..threads {
         let todo = todo.clone();
         let to_writer = to_writer.clone();
         std::thread::spawn(move || {
@@ -424,13 +514,7 @@ fn solve_local(
             while let Ok(items) = todo.recv_blocking() {
                 let answers = items
                     .into_iter()
-                    .map(|(seq, meta, g)| {
-                        (
-                            seq,
-                            Some(meta),
-                            solve_one(&mut solver, &g, limit, max_nodes),
-                        )
-                    })
+                    .map(|(seq, meta, g)| (seq, Some(meta), solve_one(&mut solver, &g, rules)))
                     .collect();
                 if to_writer.send_blocking(Msg::Answers(answers)).is_err() {
                     return;
@@ -439,7 +523,6 @@ fn solve_local(
         });
     }
     drop(todo);
-    let window = window.clone();
     std::thread::spawn(move || {
         let mut items = Vec::with_capacity(batch);
         read_input(input, &window, &to_writer, |w| {
@@ -459,12 +542,17 @@ fn solve_local(
     });
 }
 
-fn solve_one(solver: &mut Solver, g: &Grid, limit: u32, max_nodes: u64) -> Done {
-    let started = Instant::now();
+fn solve_one(solver: &mut Solver, g: &Grid, rules: Rules) -> Done {
+    let Rules {
+        limit,
+        max_nodes,
+        timed,
+    } = rules;
+    let started = timed.then(Instant::now);
     solver.restart(g, limit);
     solver.resume(max_nodes);
     let a = solver.answer();
-    let micros = started.elapsed().as_micros() as u64;
+    let micros = started.map_or(0, |t| t.elapsed().as_micros() as u64);
     let outcome = match (a.solution, a.count, a.complete) {
         (Some(_), 1, _) if limit == 1 => Outcome::Solved,
         (Some(_), 1, true) => Outcome::Solved,
@@ -529,12 +617,11 @@ fn solve_remote(
     drop(outbox);
     std::thread::spawn(move || {
         let mut items = Vec::with_capacity(batch);
+        let mut sent = Vec::with_capacity(batch);
         read_input(input, &window, &to_writer, |w| {
             match w {
                 Work::Puzzle(seq, meta, g) => {
-                    if to_writer.send_blocking(Msg::Sent(seq, meta)).is_err() {
-                        return false;
-                    }
+                    sent.push((seq, meta));
                     items.push(pb::BatchItem {
                         id: seq,
                         puzzle: Some(pb::Grid {
@@ -548,6 +635,11 @@ fn solve_remote(
                 }
                 Work::Idle if items.is_empty() => return true,
                 Work::Idle => {}
+            }
+            // The writer learns of the puzzles before their answers can come.
+            let metas = std::mem::replace(&mut sent, Vec::with_capacity(batch));
+            if to_writer.send_blocking(Msg::Sent(metas)).is_err() {
+                return false;
             }
             let items = std::mem::replace(&mut items, Vec::with_capacity(batch));
             requests
@@ -916,9 +1008,11 @@ impl Printer {
                 Err(async_channel::TryRecvError::Closed) => break,
             };
             match msg {
-                Msg::Sent(seq, meta) => {
-                    if let Some(s) = place(&mut ring, base, self.window, seq) {
-                        s.meta = Some(meta);
+                Msg::Sent(sent) => {
+                    for (seq, meta) in sent {
+                        if let Some(s) = place(&mut ring, base, self.window, seq) {
+                            s.meta = Some(meta);
+                        }
                     }
                 }
                 Msg::Answers(answers) => {
@@ -1001,6 +1095,14 @@ impl Printer {
             OutputFormat::Grid => Format::Grid { spaced: true },
         };
         let multi_line = fmt != Format::Line;
+        // The common line, a solution on one line, as bytes: no String and
+        // no formatting per puzzle.
+        if let (Some(s), None, false) = (&done.solution, &complaint, multi_line) {
+            *first = false;
+            let mut line = [b'\n'; CELLS + 1];
+            line[..CELLS].copy_from_slice(&s.text_bytes());
+            return out.write_all(&line);
+        }
         if multi_line && !*first {
             writeln!(out)?;
         }

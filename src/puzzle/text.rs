@@ -36,8 +36,16 @@ pub struct Entry {
     pub format: Format,
     /// The puzzle, or why it could not be read (a sentence naming the spot).
     pub puzzle: Result<Grid, String>,
-    /// The input text of the puzzle, as read (for echoing failures).
+    /// The input text of the puzzle, as read (for echoing failures). Empty
+    /// for a sound puzzle ([`Entry::givens_ok`]) of a reader made
+    /// [`Reader::raw_of_failures_only`].
     pub raw: String,
+    /// True when the reader checked the givens while reading them and they
+    /// keep the rules (no digit twice in a row, column or box), so
+    /// [`Grid::check_givens`] would return `Ok`. False when they do not, or
+    /// when it did not look (9-line and bracketed boards): the caller
+    /// checks those itself.
+    pub givens_ok: bool,
 }
 
 fn is_cell(c: char) -> bool {
@@ -85,6 +93,7 @@ impl Block {
             format: self.format,
             puzzle,
             raw: self.raw,
+            givens_ok: false,
         }
     }
 
@@ -107,6 +116,8 @@ pub struct Reader<R> {
     block: Option<Block>,
     ready: std::collections::VecDeque<Entry>,
     done: bool,
+    /// Keep `raw` of sound puzzles too (see [`Reader::raw_of_failures_only`]).
+    raw_of_all: bool,
 }
 
 impl<R: std::io::Read> Reader<R> {
@@ -119,7 +130,61 @@ impl<R: std::io::Read> Reader<R> {
             block: None,
             ready: std::collections::VecDeque::with_capacity(2),
             done: false,
+            raw_of_all: true,
         }
+    }
+
+    /// Leaves `raw` empty for puzzles read from a line whose givens keep
+    /// the rules ([`Entry::givens_ok`] and `Ok`): a caller that echoes the
+    /// input only for failures saves copying every line it reads.
+    pub fn raw_of_failures_only(mut self) -> Reader<R> {
+        self.raw_of_all = false;
+        self
+    }
+
+    /// The common record, read in place from the buffer with no copy: an
+    /// 81-character line of cells, ending (after any ASCII commentary) in a
+    /// line break that is already buffered. Anything else, or an open grid
+    /// (whose fault or end the line decides), is left to `advance`; the
+    /// entry is the one `advance` would make.
+    fn quick_line(&mut self) -> Option<Entry> {
+        use std::io::BufRead;
+        if self.block.is_some() {
+            return None;
+        }
+        let avail = self.inner.buffer();
+        let (cells, tail) = avail.split_first_chunk::<CELLS>()?;
+        // What follows the cells up to the line break: nothing, a '\r', or
+        // commentary starting with a byte that is not a cell. Bytes 1-127
+        // only, so the line is UTF-8 and has no NUL, as `advance` checks.
+        let end = match tail {
+            [b'\n', ..] => 0,
+            [b'\r', b'\n', ..] => 1,
+            [first, ..] if !is_cell_byte(*first) => {
+                let end = tail.iter().position(|&b| b == b'\n')?;
+                if !tail[..end].iter().all(|&b| (1..0x80).contains(&b)) {
+                    return None;
+                }
+                end
+            }
+            _ => return None,
+        };
+        let (grid, sound) = Grid::scan(cells)?;
+        let raw = if self.raw_of_all || !sound {
+            // Cells are ASCII.
+            cells.iter().map(|&b| char::from(b)).collect()
+        } else {
+            String::new()
+        };
+        self.inner.consume(CELLS + end + 1);
+        self.line_no += 1;
+        Some(Entry {
+            line: self.line_no,
+            format: Format::Line,
+            puzzle: Ok(grid),
+            raw,
+            givens_ok: sound,
+        })
     }
 
     /// True when the next entry can be had without waiting on the input:
@@ -198,6 +263,7 @@ impl<R: std::io::Read> Reader<R> {
             format: Format::Line,
             puzzle: Err(msg),
             raw: raw.to_string(),
+            givens_ok: false,
         });
     }
 
@@ -231,6 +297,7 @@ impl<R: std::io::Read> Reader<R> {
                          a puzzle takes 81 characters"
                     )),
                     raw: shown + "...",
+                    givens_ok: false,
                 });
                 continue;
             }
@@ -272,16 +339,21 @@ impl<R: std::io::Read> Reader<R> {
         // An 81-character line; anything after it is commentary. Cells are
         // ASCII, so bytes and characters agree up to the 82nd.
         let bytes = line.as_bytes();
-        if bytes.len() >= CELLS
-            && bytes.get(CELLS).is_none_or(|&b| !is_cell_byte(b))
-            && let Some(g) = line_grid(&bytes[..CELLS])
+        if let Some((cells, rest)) = bytes.split_first_chunk::<CELLS>()
+            && rest.first().is_none_or(|&b| !is_cell_byte(b))
+            && let Some((g, sound)) = Grid::scan(cells)
         {
             self.flush_block();
             self.ready.push_back(Entry {
                 line: n,
                 format: Format::Line,
                 puzzle: Ok(g),
-                raw: line[..CELLS].to_string(),
+                raw: if self.raw_of_all || !sound {
+                    line[..CELLS].to_string()
+                } else {
+                    String::new()
+                },
+                givens_ok: sound,
             });
             return;
         }
@@ -328,6 +400,7 @@ impl<R: std::io::Read> Reader<R> {
                     },
                     puzzle: Ok(Grid(cells)),
                     raw: raw_line.to_string(),
+                    givens_ok: false,
                 });
             }
             9 => {
@@ -367,6 +440,12 @@ impl<R: std::io::Read> Iterator for Reader<R> {
     fn next(&mut self) -> Option<Self::Item> {
         if self.ready.is_empty()
             && !self.done
+            && let Some(e) = self.quick_line()
+        {
+            return Some(Ok(e));
+        }
+        if self.ready.is_empty()
+            && !self.done
             && let Err(e) = self.advance()
         {
             self.done = true;
@@ -379,19 +458,6 @@ impl<R: std::io::Read> Iterator for Reader<R> {
 
 fn is_cell_byte(b: u8) -> bool {
     matches!(b, b'0'..=b'9' | b'.')
-}
-
-/// The grid of 81 cell bytes, or `None` when one is not a cell.
-fn line_grid(bytes: &[u8]) -> Option<Grid> {
-    let mut cells = [0u8; CELLS];
-    for (cell, &b) in cells.iter_mut().zip(bytes) {
-        *cell = match b {
-            b'1'..=b'9' => b - b'0',
-            b'.' | b'0' => 0,
-            _ => return None,
-        };
-    }
-    Some(Grid(cells))
 }
 
 /// Reads every puzzle in `text`, stopping at a NUL byte (not text).
@@ -592,6 +658,106 @@ mod tests {
         );
         assert!(e[1].raw.len() < 100);
         assert!(e[2].puzzle.is_ok());
+    }
+
+    /// A reader that hands out one byte per read, so no line is ever whole
+    /// in the buffer and every line takes the copying path.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let Some((&b, rest)) = self.0.split_first() else {
+                return Ok(0);
+            };
+            if out.is_empty() {
+                return Ok(0);
+            }
+            out[0] = b;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    fn entries(r: impl std::io::Read) -> Vec<Result<Entry, String>> {
+        Reader::new(r)
+            .map(|e| e.map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn lines_read_in_place_match_lines_read_by_copy() {
+        let clash = format!("55{}", &LINE[2..]);
+        let mut text =
+            format!("{LINE}\n{LINE}\r\n{LINE} rating 3.4\r\n{LINE}7\n{clash}\n{LINE}\tx\n\n")
+                .into_bytes();
+        text.extend_from_slice(LINE.as_bytes());
+        text.extend_from_slice(b" caf\xc3\xa9\n");
+        text.extend_from_slice(LINE.as_bytes());
+        text.extend_from_slice(b"\xff\n");
+        text.extend_from_slice(SPACED.as_bytes());
+        text.extend_from_slice(LINE.as_bytes());
+        text.extend_from_slice(b"\n");
+        text.extend_from_slice(LINE.as_bytes());
+        text.extend_from_slice(b" \x00\n");
+        let quick = entries(&text[..]);
+        assert_eq!(quick, entries(Trickle(&text)));
+        assert_eq!(quick.len(), 11, "{quick:?}");
+        let e: Vec<&Entry> = quick.iter().map_while(|e| e.as_ref().ok()).collect();
+        let sound = [
+            true, true, true, false, false, true, true, false, false, true,
+        ];
+        for (e, sound) in e.iter().zip(sound) {
+            assert_eq!(e.givens_ok, sound, "{e:?}");
+            if let Ok(g) = &e.puzzle {
+                assert_eq!(g.check_givens().is_ok() && e.format == Format::Line, sound);
+            }
+        }
+        assert!(e[3].puzzle.is_err(), "82 cells");
+        assert_eq!(e[4].puzzle.as_ref().map(Grid::to_text), Ok(clash.clone()));
+        assert!(e[7].puzzle.is_err(), "not UTF-8");
+        assert_eq!(e[8].format, Format::Grid { spaced: true });
+        assert!(quick[10].is_err(), "a NUL byte");
+        // Without raw for sound puzzles: the same entries, raw kept only
+        // where something can fail.
+        let lean: Vec<Entry> = Reader::new(&text[..])
+            .raw_of_failures_only()
+            .map_while(Result::ok)
+            .collect();
+        assert_eq!(lean.len(), 10);
+        for (a, b) in lean.iter().zip(&e) {
+            assert_eq!((a.line, a.format, &a.puzzle), (b.line, b.format, &b.puzzle));
+            if a.givens_ok {
+                assert!(a.raw.is_empty());
+            } else {
+                assert_eq!(a.raw, b.raw);
+            }
+        }
+        assert_eq!(lean[4].raw, clash);
+    }
+
+    #[test]
+    fn sound_givens_are_found_in_the_reading_pass() {
+        // Every kind of unit with a digit twice, and puzzles without.
+        let mut seed = 0x2545_f491_u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        let (mut ok, mut bad) = (0, 0);
+        for round in 0..3000 {
+            let mut cells = [b'.'; CELLS];
+            for _ in 0..(round % 30) {
+                cells[(next() % 81) as usize] = b"0123456789."[(next() % 11) as usize];
+            }
+            let text = format!("{}\n", String::from_utf8(cells.to_vec()).unwrap());
+            let e = read_puzzles(&text);
+            let g = e[0].puzzle.clone().unwrap();
+            assert_eq!(e[0].givens_ok, g.check_givens().is_ok(), "{text}");
+            if e[0].givens_ok { ok += 1 } else { bad += 1 }
+        }
+        assert!(ok > 500 && bad > 500, "{ok} sound, {bad} clashing");
     }
 
     #[test]

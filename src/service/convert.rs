@@ -39,8 +39,12 @@ pub(super) fn parse_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, 
         ));
     };
     let (parsed, form) = match (g.text.is_empty(), g.cells.is_empty()) {
-        (false, true) => (Grid::from_text(&g.text), Form::Text),
-        (true, false) => (Grid::from_cells(&g.cells), Form::Cells),
+        // Read and checked in one pass over the bytes.
+        (false, true) => (Grid::from_text_checked(&g.text), Form::Text),
+        (true, false) => (
+            Grid::from_cells(&g.cells).and_then(|g| g.check_givens().map(|()| g)),
+            Form::Cells,
+        ),
         (false, false) => {
             return Err(violation(field, "set only one of text and cells, not both"));
         }
@@ -52,7 +56,6 @@ pub(super) fn parse_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, 
         }
     };
     let grid = parsed.map_err(|e| grid_failure(field, e))?;
-    grid.check_givens().map_err(|e| grid_failure(field, e))?;
     Ok((grid, form))
 }
 
