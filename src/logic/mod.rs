@@ -1,0 +1,449 @@
+//! The logical solver behind Hint and Rate: the techniques a person uses,
+//! easiest first, on a grid of candidates. Knows nothing of gRPC; imports
+//! only [`crate::puzzle`] and, for the search's guess count, [`crate::solver`].
+//!
+//! Every technique is a finder that reports the first instance it sees
+//! (a [`Step`]: placements or eliminations, the cells and units that justify
+//! it, a one-line explanation). [`hint`] runs the finders in the fixed order
+//! of [`Technique::ALL`] (by Sudoku Explainer value) and returns the first
+//! step found. [`rate`] repeats that from the start, always going back to the
+//! easiest technique after any step, until the grid is solved or nothing
+//! applies. docs/logic.md says why that makes the hardest technique and the
+//! label independent of the order cells and digits are scanned in.
+
+mod candidates;
+mod techniques;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use candidates::Candidates;
+
+use crate::puzzle::{Grid, GridError};
+use crate::solver;
+
+/// A solving technique, in the order [`hint`] tries them (easiest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Technique {
+    /// The last empty cell of a row, column or box takes the missing digit.
+    FullHouse,
+    /// A digit has one place left in a row, column or box.
+    HiddenSingle,
+    /// A cell has one candidate left.
+    NakedSingle,
+    /// A digit's places in a box lie on one line: the rest of the line loses it.
+    Pointing,
+    /// A digit's places in a line lie in one box: the rest of the box loses it.
+    Claiming,
+    /// Two cells of a unit with the same two candidates.
+    NakedPair,
+    /// A digit in exactly two columns of two rows (or the transpose).
+    XWing,
+    /// Two digits confined to the same two cells of a unit.
+    HiddenPair,
+    /// Three cells of a unit with three candidates between them.
+    NakedTriple,
+    /// The fish of size three.
+    Swordfish,
+    /// Three digits confined to the same three cells of a unit.
+    HiddenTriple,
+    /// A bivalue pivot and two bivalue pincers sharing a third digit.
+    XyWing,
+    /// A trivalue pivot and two bivalue pincers inside its candidates.
+    XyzWing,
+    /// Two equal bivalue cells joined by a strong link on one of their digits.
+    WWing,
+    /// Four cells of a unit with four candidates between them.
+    NakedQuad,
+    /// The fish of size four.
+    Jellyfish,
+    /// Four digits confined to the same four cells of a unit.
+    HiddenQuad,
+    /// Two-colouring a digit's chains of conjugate pairs.
+    SimpleColoring,
+    /// The fallback of [`search_step`]: no listed technique applies, so the
+    /// digit comes from the engine's solution. Not in [`Technique::ALL`];
+    /// [`rate`] never uses it.
+    Search,
+}
+
+impl Technique {
+    /// Every technique, easiest first: the order [`hint`] and [`rate`] try them.
+    pub const ALL: &'static [Technique] = &[
+        Technique::FullHouse,
+        Technique::HiddenSingle,
+        Technique::NakedSingle,
+        Technique::Pointing,
+        Technique::Claiming,
+        Technique::NakedPair,
+        Technique::XWing,
+        Technique::HiddenPair,
+        Technique::NakedTriple,
+        Technique::Swordfish,
+        Technique::HiddenTriple,
+        Technique::XyWing,
+        Technique::XyzWing,
+        Technique::WWing,
+        Technique::NakedQuad,
+        Technique::Jellyfish,
+        Technique::HiddenQuad,
+        Technique::SimpleColoring,
+    ];
+
+    /// The stable name, as the wire and the CLI spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Technique::FullHouse => "FULL_HOUSE",
+            Technique::HiddenSingle => "HIDDEN_SINGLE",
+            Technique::NakedSingle => "NAKED_SINGLE",
+            Technique::Pointing => "POINTING",
+            Technique::Claiming => "CLAIMING",
+            Technique::NakedPair => "NAKED_PAIR",
+            Technique::XWing => "X_WING",
+            Technique::HiddenPair => "HIDDEN_PAIR",
+            Technique::NakedTriple => "NAKED_TRIPLE",
+            Technique::Swordfish => "SWORDFISH",
+            Technique::HiddenTriple => "HIDDEN_TRIPLE",
+            Technique::XyWing => "XY_WING",
+            Technique::XyzWing => "XYZ_WING",
+            Technique::WWing => "W_WING",
+            Technique::NakedQuad => "NAKED_QUAD",
+            Technique::Jellyfish => "JELLYFISH",
+            Technique::HiddenQuad => "HIDDEN_QUAD",
+            Technique::SimpleColoring => "SIMPLE_COLORING",
+            Technique::Search => "SEARCH",
+        }
+    }
+
+    /// The technique with this stable name ([`Technique::Search`] included).
+    pub fn from_name(name: &str) -> Option<Technique> {
+        Technique::ALL
+            .iter()
+            .copied()
+            .chain([Technique::Search])
+            .find(|t| t.name() == name)
+    }
+
+    /// The value on the Sudoku Explainer scale (docs/logic.md has the
+    /// mapping and where it departs from SE).
+    pub fn se_rating(self) -> f32 {
+        match self {
+            Technique::FullHouse => 1.0,
+            Technique::HiddenSingle => 1.5,
+            Technique::NakedSingle => 2.3,
+            Technique::Pointing => 2.6,
+            Technique::Claiming => 2.8,
+            Technique::NakedPair => 3.0,
+            Technique::XWing => 3.2,
+            Technique::HiddenPair => 3.4,
+            Technique::NakedTriple => 3.6,
+            Technique::Swordfish => 3.8,
+            Technique::HiddenTriple => 4.0,
+            Technique::XyWing => 4.2,
+            Technique::XyzWing => 4.4,
+            Technique::WWing => 4.4,
+            Technique::NakedQuad => 5.0,
+            Technique::Jellyfish => 5.2,
+            Technique::HiddenQuad => 5.4,
+            Technique::SimpleColoring => 6.6,
+            // Not a technique SE rates; a puzzle that needs it is extreme.
+            Technique::Search => 0.0,
+        }
+    }
+
+    /// The label of a puzzle whose hardest technique is this one.
+    pub fn label(self) -> Label {
+        if self == Technique::Search {
+            return Label::Extreme;
+        }
+        let se = self.se_rating();
+        if se <= 2.3 {
+            Label::Easy
+        } else if se <= 3.4 {
+            Label::Medium
+        } else if se <= 4.4 {
+            Label::Hard
+        } else {
+            Label::Expert
+        }
+    }
+}
+
+impl fmt::Display for Technique {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How hard a puzzle is for a person, from the hardest technique it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Label {
+    /// Singles only (SE up to 2.3).
+    Easy,
+    /// Locked candidates, pairs, X-Wing (SE up to 3.4).
+    Medium,
+    /// Triples, Swordfish, XY-, XYZ- and W-Wing (SE up to 4.4).
+    Hard,
+    /// Quads, Jellyfish, simple colouring (SE above 4.4).
+    Expert,
+    /// No listed technique finishes it.
+    Extreme,
+}
+
+impl Label {
+    /// Every label, easiest first.
+    pub const ALL: &'static [Label] = &[
+        Label::Easy,
+        Label::Medium,
+        Label::Hard,
+        Label::Expert,
+        Label::Extreme,
+    ];
+
+    /// The lowercase name: "easy", "medium", "hard", "expert", "extreme".
+    pub fn name(self) -> &'static str {
+        match self {
+            Label::Easy => "easy",
+            Label::Medium => "medium",
+            Label::Hard => "hard",
+            Label::Expert => "expert",
+            Label::Extreme => "extreme",
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A label name that is not one of the five.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown level {0:?}; expected easy, medium, hard, expert or extreme")]
+pub struct UnknownLabel(pub String);
+
+impl FromStr for Label {
+    type Err = UnknownLabel;
+    fn from_str(s: &str) -> Result<Label, UnknownLabel> {
+        Label::ALL
+            .iter()
+            .copied()
+            .find(|l| l.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownLabel(s.to_owned()))
+    }
+}
+
+/// A row, column or box, numbered 0-8 (messages number them from 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnitRef {
+    /// A row, 0 at the top.
+    Row(u8),
+    /// A column, 0 at the left.
+    Column(u8),
+    /// A box, row-major from the top left.
+    Box(u8),
+}
+
+impl UnitRef {
+    /// The unit of internal index 0-26 (rows, columns, boxes).
+    pub(crate) fn of(u: usize) -> UnitRef {
+        match u {
+            0..=8 => UnitRef::Row(u as u8),
+            9..=17 => UnitRef::Column((u - 9) as u8),
+            _ => UnitRef::Box((u - 18) as u8),
+        }
+    }
+}
+
+impl fmt::Display for UnitRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitRef::Row(i) => write!(f, "row {}", i + 1),
+            UnitRef::Column(i) => write!(f, "column {}", i + 1),
+            UnitRef::Box(i) => write!(f, "box {}", i + 1),
+        }
+    }
+}
+
+/// One logical step: what it places or eliminates and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// The technique.
+    pub technique: Technique,
+    /// (cell 0-80, digit 1-9) placed.
+    pub placements: Vec<(u8, u8)>,
+    /// (cell 0-80, digit 1-9) candidates removed.
+    pub eliminations: Vec<(u8, u8)>,
+    /// The cells that justify the step, for a UI to highlight.
+    pub cells: Vec<u8>,
+    /// The units the step reasons about.
+    pub units: Vec<UnitRef>,
+    /// One line, rows and columns numbered from 1.
+    pub explanation: String,
+}
+
+impl Step {
+    fn empty() -> Step {
+        Step {
+            technique: Technique::FullHouse,
+            placements: Vec::new(),
+            eliminations: Vec::new(),
+            cells: Vec::new(),
+            units: Vec::new(),
+            explanation: String::new(),
+        }
+    }
+}
+
+/// What [`rate`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rating {
+    /// True when the listed techniques finished the puzzle.
+    pub solved: bool,
+    /// The hardest technique used (when not solved: the hardest used
+    /// before the techniques got stuck). None when nothing was needed.
+    pub hardest: Option<Technique>,
+    /// The SE value of `hardest` (0 when none). When not solved this is
+    /// only a lower bound, and `label` is [`Label::Extreme`].
+    pub se_rating: f32,
+    /// The label.
+    pub label: Label,
+    /// How many steps of each technique, in [`Technique::ALL`] order, only
+    /// those used.
+    pub counts: Vec<(Technique, u32)>,
+    /// The engine's branch points while solving the puzzle and proving its
+    /// solution unique.
+    pub guesses: u64,
+}
+
+/// Why a puzzle or state cannot be rated or reasoned about.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LogicError {
+    /// Occurs when the givens break the rules (a digit twice in a unit).
+    #[error("{0}")]
+    Invalid(GridError),
+    /// Occurs when the puzzle has no solution.
+    #[error("the puzzle has no solution")]
+    NoSolution,
+    /// Occurs when the puzzle has more than one solution: a person's
+    /// techniques cannot finish it and its rating would mean nothing.
+    #[error("the puzzle has more than one solution")]
+    MultipleSolutions,
+    /// Occurs when a pencil-mark mask has bits beyond the nine digits.
+    #[error("row {}, column {}: candidate mask {mask:#x} has bits beyond the nine digits", cell / 9 + 1, cell % 9 + 1)]
+    BadMask {
+        /// The cell, 0-80.
+        cell: u8,
+        /// The mask given.
+        mask: u16,
+    },
+}
+
+/// The next step a person would take: the first instance of the easiest
+/// technique that applies. None when none applies, or when the state has an
+/// open cell without candidates. See [`search_step`] for a fallback.
+pub fn hint(state: &Candidates) -> Option<Step> {
+    if state.dead_cell().is_some() {
+        return None;
+    }
+    let mut finder = techniques::Finder::new(true);
+    next_step(state, &mut finder).map(|_| finder.step)
+}
+
+/// The fallback when [`hint`] finds nothing: the solution's digit for the
+/// open cell with the fewest candidates (the lowest such cell), taken from
+/// the engine's solution of the placed digits. Its technique is
+/// [`Technique::Search`]. None when the placed
+/// digits have no solution or the grid is full.
+pub fn search_step(state: &Candidates) -> Option<Step> {
+    let grid = state.grid();
+    let solution = solver::solve(&grid)?;
+    let cell = (0..81)
+        .filter(|&c| state.value(c) == 0)
+        .min_by_key(|&c| (state.mask(c).count_ones(), c))?;
+    let d = solution.0[cell];
+    let mut step = Step::empty();
+    step.technique = Technique::Search;
+    step.placements.push((cell as u8, d));
+    step.cells.push(cell as u8);
+    step.explanation = format!(
+        "no listed technique applies; the solution has {d} in r{}c{}",
+        cell / 9 + 1,
+        cell % 9 + 1
+    );
+    Some(step)
+}
+
+/// Runs the finders in order; the first that finds a step leaves it in
+/// `finder.step` and its technique is returned.
+fn next_step(state: &Candidates, finder: &mut techniques::Finder) -> Option<Technique> {
+    Technique::ALL
+        .iter()
+        .copied()
+        .find(|&t| finder.find(t, state))
+}
+
+/// The techniques a person needs for `grid`, how hard that makes it, and the
+/// engine's guesses. Only puzzles with exactly one solution are rated.
+pub fn rate(grid: &Grid) -> Result<Rating, LogicError> {
+    grid.check_givens().map_err(LogicError::Invalid)?;
+    let answer = solver::run(grid, 2, u64::MAX);
+    match answer.count {
+        0 => return Err(LogicError::NoSolution),
+        1 => {}
+        _ => return Err(LogicError::MultipleSolutions),
+    }
+    let mut state = Candidates::from_grid(grid);
+    let (solved, counts) = solve_logically(&mut state);
+    let hardest = Technique::ALL
+        .iter()
+        .rev()
+        .copied()
+        .find(|&t| counts[t as usize] > 0);
+    let label = match (solved, hardest) {
+        (false, _) => Label::Extreme,
+        (true, None) => Label::Easy,
+        (true, Some(t)) => t.label(),
+    };
+    Ok(Rating {
+        solved,
+        hardest,
+        se_rating: hardest.map_or(0.0, Technique::se_rating),
+        label,
+        counts: Technique::ALL
+            .iter()
+            .copied()
+            .filter(|&t| counts[t as usize] > 0)
+            .map(|t| (t, counts[t as usize]))
+            .collect(),
+        guesses: answer.stats.guesses,
+    })
+}
+
+/// Steps `state` with the easiest technique that applies, back to the
+/// easiest after each step, until solved or stuck. Returns whether it was
+/// solved and the steps taken per technique (indexed by discriminant).
+fn solve_logically(state: &mut Candidates) -> (bool, [u32; TECHNIQUES]) {
+    let mut counts = [0u32; TECHNIQUES];
+    let mut finder = techniques::Finder::new(false);
+    while !state.is_solved() {
+        if state.dead_cell().is_some() {
+            return (false, counts);
+        }
+        match next_step(state, &mut finder) {
+            Some(t) => {
+                counts[t as usize] += 1;
+                state.apply(&finder.step);
+            }
+            None => return (false, counts),
+        }
+    }
+    (true, counts)
+}
+
+/// How many techniques there are.
+const TECHNIQUES: usize = Technique::SimpleColoring as usize + 1;
+
+#[cfg(test)]
+mod tests;
