@@ -1,8 +1,8 @@
 //! Makes new puzzles: each has exactly one solution and is minimal, and the
 //! same seed and options make the same puzzles on any machine and in any
-//! order. Knows nothing of gRPC; the rating and the choice of which
-//! puzzles to keep come from the caller (the service rates with
-//! [`crate::logic`]), so this part only makes candidates.
+//! order. Knows nothing of gRPC. Which candidates to keep is the caller's
+//! choice, a closure; [`Target`] is the usual one, which rates each with
+//! [`crate::logic`] and keeps those of a label or rating range.
 //!
 //! One attempt at a puzzle:
 //! 1. a random solution grid: the three diagonal boxes (which share no
@@ -32,9 +32,11 @@
 
 mod rng;
 mod symmetry;
+mod target;
 
 pub use rng::Rng;
 pub use symmetry::{Orbits, Symmetry};
+pub use target::Target;
 
 use crate::puzzle::{CELLS, Grid};
 use crate::solver::Solver;
