@@ -462,3 +462,66 @@ async fn reflection_lists_the_new_methods() {
         );
     }
 }
+
+#[test]
+fn validate_hint_and_rate_commands_answer_the_same_locally_and_through_the_server() {
+    let server = TestServer::start_detached();
+    let input = format!(
+        "{CLASSIC}\n{}\n5.......5{}\n",
+        ".".repeat(81),
+        ".".repeat(72)
+    );
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the sudoku binary runs");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let url = server.url();
+    for command in ["validate", "hint", "rate"] {
+        for output in ["text", "jsonl"] {
+            let remote = run(&[command, "--server", &url, "--output", output]);
+            let local = run(&[command, "--local", "--output", output]);
+            assert_eq!(remote, local, "{command} --output {output}");
+            assert_eq!(remote.1.lines().count(), 3, "{command}: {}", remote.1);
+        }
+    }
+    let (code, text, _) = run(&["validate", "--server", &url]);
+    assert_eq!(code, Some(1));
+    let lines: Vec<_> = text.lines().collect();
+    assert_eq!(lines[0], "line 1: unique");
+    assert_eq!(lines[1], "line 2: several solutions");
+    assert_eq!(
+        lines[2],
+        "line 3: no solution; conflicts: r1c1 and r1c9 both hold 5 in row 1"
+    );
+    let (_, rated, _) = run(&["rate", "--server", &url]);
+    let rated: Vec<_> = rated.lines().collect();
+    assert!(rated[0].starts_with("line 1: easy "), "{rated:?}");
+    assert_eq!(rated[1], "line 2: not rated: several solutions");
+    assert!(
+        rated[2].starts_with("line 3: error: INVALID_ARGUMENT"),
+        "{rated:?}"
+    );
+    let (_, hinted, _) = run(&["hint", "--server", &url]);
+    assert!(
+        hinted.lines().next().unwrap().starts_with("line 1: "),
+        "{hinted}"
+    );
+}
