@@ -3,7 +3,7 @@
 //!
 //! The rule checks here are plain scans of the grid (every pair of cells of
 //! a unit, every blank cell's peers); whether the puzzle has one solution is
-//! for the engine, and [`Report`] leaves room for its answer.
+//! for the engine (the service asks it).
 
 use super::{CELLS, Cell, Grid, Unit};
 
