@@ -166,14 +166,16 @@ impl Candidates {
 
     /// A state given as pencil marks only: every cell open, its mask the
     /// digits still possible there (bit d-1 for digit d). A cell with one
-    /// candidate is open; a single places it.
+    /// candidate is open; a single places it. A mask of 0 means no marks
+    /// yet: the cell keeps every digit.
     pub fn from_masks(masks: &[u16; CELLS]) -> Result<Candidates, LogicError> {
         Candidates::with_marks(&Grid::EMPTY, masks)
     }
 
     /// A grid's placed digits with a player's pencil marks for its blank
     /// cells: each blank cell keeps the marked digits that none of its peers
-    /// holds. The masks of placed cells are ignored.
+    /// holds; a mask of 0 (not pencilled yet) keeps all of those. The masks
+    /// of placed cells are ignored.
     pub fn with_marks(grid: &Grid, masks: &[u16; CELLS]) -> Result<Candidates, LogicError> {
         let mut c = Candidates::from_grid(grid);
         for (cell, &m) in masks.iter().enumerate() {
@@ -186,7 +188,11 @@ impl Candidates {
                     mask: m,
                 });
             }
-            c.masks[cell] &= m;
+            // No marks at all is a cell the player has not pencilled yet,
+            // not a cell with no candidate.
+            if m != 0 {
+                c.masks[cell] &= m;
+            }
         }
         Ok(c)
     }
@@ -279,6 +285,20 @@ mod tests {
             assert!(UNIT_SETS[row_of(c)] & (1 << c) != 0);
             assert!(UNIT_SETS[col_of(c) + 9] & (1 << c) != 0);
         }
+    }
+
+    #[test]
+    fn marks_narrow_a_grid_and_no_marks_keep_its_candidates() {
+        let mut g = Grid::EMPTY;
+        g.0[0] = 5;
+        let mut masks = [0u16; 81];
+        masks[1] = bit(5) | bit(6); // 5 is taken by r1c1: only 6 is left
+        let c = Candidates::with_marks(&g, &masks).unwrap();
+        assert_eq!(c.mask(1), bit(6));
+        assert_eq!(c.mask(2), ALL_DIGITS & !bit(5));
+        assert_eq!(c.mask(80), ALL_DIGITS);
+        assert_eq!(c.value(0), 5);
+        assert_eq!(c.dead_cell(), None);
     }
 
     #[test]

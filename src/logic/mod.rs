@@ -10,6 +10,22 @@
 //! easiest technique after any step, until the grid is solved or nothing
 //! applies. docs/logic.md says why that makes the hardest technique and the
 //! label independent of the order cells and digits are scanned in.
+//!
+//! ```
+//! use sudoku_grpc::logic::{self, Candidates, Label, Technique};
+//! use sudoku_grpc::puzzle::Grid;
+//!
+//! let puzzle = Grid::from_text(
+//!     "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79",
+//! )?;
+//! let step = logic::hint(&Candidates::from_grid(&puzzle)).expect("singles apply");
+//! assert_eq!(step.technique, Technique::HiddenSingle);
+//! assert_eq!(step.explanation, "r1c6 is the only cell in box 2 that can hold 8");
+//!
+//! let rating = logic::rate(&puzzle).expect("one solution");
+//! assert!(rating.solved && rating.label == Label::Easy);
+//! # Ok::<(), sudoku_grpc::puzzle::GridError>(())
+//! ```
 
 mod candidates;
 mod techniques;
@@ -145,7 +161,7 @@ impl Technique {
             Technique::NakedQuad => 5.0,
             Technique::Jellyfish => 5.2,
             Technique::HiddenQuad => 5.4,
-            Technique::SimpleColoring => 6.6,
+            Technique::SimpleColoring => 6.5,
             // Not a technique SE rates; a puzzle that needs it is extreme.
             Technique::Search => 0.0,
         }
@@ -330,6 +346,13 @@ pub enum LogicError {
     /// techniques cannot finish it and its rating would mean nothing.
     #[error("the puzzle has more than one solution")]
     MultipleSolutions,
+    /// Occurs when the engine's uniqueness check needs more search nodes
+    /// than [`rate_within`] was given.
+    #[error("the uniqueness check ran out of its budget after {nodes} search nodes")]
+    OverBudget {
+        /// Nodes searched.
+        nodes: u64,
+    },
     /// Occurs when a pencil-mark mask has bits beyond the nine digits.
     #[error("row {}, column {}: candidate mask {mask:#x} has bits beyond the nine digits", cell / 9 + 1, cell % 9 + 1)]
     BadMask {
@@ -387,9 +410,21 @@ fn next_step(state: &Candidates, finder: &mut techniques::Finder) -> Option<Tech
 /// The techniques a person needs for `grid`, how hard that makes it, and the
 /// engine's guesses. Only puzzles with exactly one solution are rated.
 pub fn rate(grid: &Grid) -> Result<Rating, LogicError> {
+    rate_within(grid, u64::MAX)
+}
+
+/// [`rate`] with the engine's uniqueness check bounded to `max_nodes` search
+/// nodes (the logical part is bounded by itself: at most 81 placements and
+/// 729 eliminations, each found by a fixed scan).
+pub fn rate_within(grid: &Grid, max_nodes: u64) -> Result<Rating, LogicError> {
     grid.check_givens().map_err(LogicError::Invalid)?;
-    let answer = solver::run(grid, 2, u64::MAX);
+    let answer = solver::run(grid, 2, max_nodes);
     match answer.count {
+        _ if !answer.complete => {
+            return Err(LogicError::OverBudget {
+                nodes: answer.stats.nodes,
+            });
+        }
         0 => return Err(LogicError::NoSolution),
         1 => {}
         _ => return Err(LogicError::MultipleSolutions),

@@ -29,9 +29,10 @@ struct Cells(CellSet);
 
 impl fmt::Display for Cells {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.count_ones() as usize;
         for (i, c) in cells_of(self.0).enumerate() {
             if i > 0 {
-                f.write_str(", ")?;
+                f.write_str(if i + 1 == n { " and " } else { ", " })?;
             }
             write!(f, "{}", Rc(c))?;
         }

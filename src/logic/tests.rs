@@ -32,7 +32,11 @@ fn the_classic_puzzle_needs_singles_only() {
 
 #[test]
 fn hints_never_lead_away_from_the_solution() {
-    for name in ["puzzles2_17_clue", "puzzles3_magictour_top1465"] {
+    for name in [
+        "puzzles2_17_clue",
+        "puzzles3_magictour_top1465",
+        "puzzles6_forum_hardest_1106",
+    ] {
         for g in public_set(name, 200) {
             let solution = solver::solve(&g).unwrap();
             let mut state = Candidates::from_grid(&g);
@@ -48,5 +52,543 @@ fn hints_never_lead_away_from_the_solution() {
                 state.apply(&step);
             }
         }
+    }
+}
+
+/// Pencil marks with every digit possible everywhere.
+fn full() -> [u16; 81] {
+    [0x1FF; 81]
+}
+
+/// Removes digit `d` from the given cells.
+fn remove(m: &mut [u16; 81], d: u8, cells: impl IntoIterator<Item = usize>) {
+    for c in cells {
+        m[c] &= !(1 << (d - 1));
+    }
+}
+
+/// Sets a cell's candidates.
+fn set(m: &mut [u16; 81], cell: usize, digits: &[u8]) {
+    m[cell] = digits.iter().fold(0, |s, d| s | 1 << (d - 1));
+}
+
+/// The cell of row r, column c (both from 1, as the comments write them).
+fn rc(r: usize, c: usize) -> usize {
+    (r - 1) * 9 + (c - 1)
+}
+
+/// The first hint on a pencil-mark state, with its eliminations sorted.
+fn hint_on(m: &[u16; 81]) -> Step {
+    let mut s = hint(&Candidates::from_masks(m).unwrap()).expect("a step");
+    s.eliminations.sort();
+    s
+}
+
+fn elims(cells: impl IntoIterator<Item = usize>, digits: &[u8]) -> Vec<(u8, u8)> {
+    let mut v: Vec<(u8, u8)> = cells
+        .into_iter()
+        .flat_map(|c| digits.iter().map(move |&d| (c as u8, d)))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn full_house_fills_the_last_cell_of_a_row() {
+    let g =
+        grid("12345678.........................................................................");
+    let s = hint(&Candidates::from_grid(&g)).unwrap();
+    assert_eq!(s.technique, Technique::FullHouse);
+    assert_eq!(s.placements, vec![(8, 9)]);
+    assert_eq!(s.units, vec![UnitRef::Row(0)]);
+    assert_eq!(
+        s.explanation,
+        "r1c9 is the last empty cell in row 1: it takes 9"
+    );
+}
+
+#[test]
+fn hidden_single_in_a_box() {
+    // 7s at r1c1, r2c7, r5c4 and r8c6 leave r3c5 the only place for 7 in box 2.
+    let mut cells = [0u8; 81];
+    for c in [rc(1, 1), rc(2, 7), rc(5, 4), rc(8, 6)] {
+        cells[c] = 7;
+    }
+    let s = hint(&Candidates::from_grid(&Grid(cells))).unwrap();
+    assert_eq!(s.technique, Technique::HiddenSingle);
+    assert_eq!(s.placements, vec![(rc(3, 5) as u8, 7)]);
+    assert_eq!(s.units, vec![UnitRef::Box(1)]);
+    assert_eq!(
+        s.explanation,
+        "r3c5 is the only cell in box 2 that can hold 7"
+    );
+    // The 7s that keep the box's other cells empty of 7.
+    let mut why = s.cells.clone();
+    why.sort();
+    assert_eq!(
+        why,
+        vec![
+            rc(1, 1) as u8,
+            rc(2, 7) as u8,
+            rc(5, 4) as u8,
+            rc(8, 6) as u8
+        ]
+    );
+}
+
+#[test]
+fn naked_single_places_a_cell_with_one_candidate() {
+    let mut m = full();
+    set(&mut m, rc(5, 5), &[4]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::NakedSingle);
+    assert_eq!(s.placements, vec![(rc(5, 5) as u8, 4)]);
+}
+
+#[test]
+fn pointing_clears_the_row_outside_the_box() {
+    // In box 1 the 3s are only in r1c1 and r1c2: r1c4..r1c9 lose 3.
+    let mut m = full();
+    remove(&mut m, 3, [rc(1, 3), 9, 10, 11, 18, 19, 20]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::Pointing);
+    assert_eq!(s.eliminations, elims(rc(1, 4)..=rc(1, 9), &[3]));
+    assert_eq!(s.units, vec![UnitRef::Box(0), UnitRef::Row(0)]);
+}
+
+#[test]
+fn claiming_clears_the_box_outside_the_row() {
+    // In row 1 the 3s are only in r1c1 and r1c2: the rest of box 1 loses 3.
+    let mut m = full();
+    remove(&mut m, 3, rc(1, 3)..=rc(1, 9));
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::Claiming);
+    assert_eq!(s.eliminations, elims([9, 10, 11, 18, 19, 20], &[3]));
+    assert_eq!(s.units, vec![UnitRef::Row(0), UnitRef::Box(0)]);
+}
+
+#[test]
+fn naked_pair_clears_its_digits_from_the_row() {
+    let mut m = full();
+    set(&mut m, rc(1, 1), &[1, 2]);
+    set(&mut m, rc(1, 2), &[1, 2]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::NakedPair);
+    assert_eq!(s.eliminations, elims(rc(1, 3)..=rc(1, 9), &[1, 2]));
+    assert_eq!(s.units, vec![UnitRef::Row(0)]);
+    assert_eq!(
+        s.explanation,
+        "r1c1 and r1c2 hold only {1,2} between them, so the rest of row 1 loses those digits"
+    );
+}
+
+#[test]
+fn x_wing_clears_its_columns() {
+    // 5 only in columns 2 and 7 of rows 1 and 4.
+    let mut m = full();
+    for r in [1, 4] {
+        remove(
+            &mut m,
+            5,
+            (1..=9).filter(|&c| c != 2 && c != 7).map(|c| rc(r, c)),
+        );
+    }
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::XWing);
+    let cells = [2, 3, 5, 6, 7, 8, 9]
+        .into_iter()
+        .flat_map(|r| [rc(r, 2), rc(r, 7)]);
+    assert_eq!(s.eliminations, elims(cells, &[5]));
+    assert_eq!(
+        s.units,
+        vec![
+            UnitRef::Row(0),
+            UnitRef::Row(3),
+            UnitRef::Column(1),
+            UnitRef::Column(6)
+        ]
+    );
+}
+
+#[test]
+fn hidden_pair_clears_the_other_digits_of_its_cells() {
+    // In row 1, 1 and 2 fit only r1c1 and r1c4 (different boxes, so no claiming).
+    let mut m = full();
+    for d in [1, 2] {
+        remove(
+            &mut m,
+            d,
+            (1..=9).filter(|&c| c != 1 && c != 4).map(|c| rc(1, c)),
+        );
+    }
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::HiddenPair);
+    assert_eq!(
+        s.eliminations,
+        elims([rc(1, 1), rc(1, 4)], &[3, 4, 5, 6, 7, 8, 9])
+    );
+}
+
+#[test]
+fn naked_triple_clears_its_digits_from_the_row() {
+    let mut m = full();
+    set(&mut m, rc(1, 1), &[1, 2]);
+    set(&mut m, rc(1, 4), &[2, 3]);
+    set(&mut m, rc(1, 7), &[1, 3]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::NakedTriple);
+    let others = [2, 3, 5, 6, 8, 9].map(|c| rc(1, c));
+    assert_eq!(s.eliminations, elims(others, &[1, 2, 3]));
+}
+
+#[test]
+fn swordfish_clears_its_columns() {
+    // 5 in rows 1, 4 and 7 only at columns {1,4}, {4,7}, {1,7}.
+    let mut m = full();
+    for (r, keep) in [(1, [1, 4]), (4, [4, 7]), (7, [1, 7])] {
+        remove(
+            &mut m,
+            5,
+            (1..=9).filter(|c| !keep.contains(c)).map(|c| rc(r, c)),
+        );
+    }
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::Swordfish);
+    let cells = [2, 3, 5, 6, 8, 9]
+        .into_iter()
+        .flat_map(|r| [rc(r, 1), rc(r, 4), rc(r, 7)]);
+    assert_eq!(s.eliminations, elims(cells, &[5]));
+}
+
+#[test]
+fn hidden_triple_clears_the_other_digits_of_its_cells() {
+    // In row 1, 1, 2 and 3 fit only r1c1 {1,2}, r1c4 {2,3}, r1c7 {1,3}.
+    let mut m = full();
+    for d in [1, 2, 3] {
+        remove(&mut m, d, [2, 3, 5, 6, 8, 9].map(|c| rc(1, c)));
+    }
+    remove(&mut m, 3, [rc(1, 1)]);
+    remove(&mut m, 1, [rc(1, 4)]);
+    remove(&mut m, 2, [rc(1, 7)]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::HiddenTriple);
+    assert_eq!(
+        s.eliminations,
+        elims([rc(1, 1), rc(1, 4), rc(1, 7)], &[4, 5, 6, 7, 8, 9])
+    );
+}
+
+#[test]
+fn xy_wing_clears_the_cell_both_pincers_see() {
+    // Pivot r1c1 {1,2}, pincers r1c5 {1,3} and r5c1 {2,3}: r5c5 loses 3.
+    let mut m = full();
+    set(&mut m, rc(1, 1), &[1, 2]);
+    set(&mut m, rc(1, 5), &[1, 3]);
+    set(&mut m, rc(5, 1), &[2, 3]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::XyWing);
+    assert_eq!(s.eliminations, vec![(rc(5, 5) as u8, 3)]);
+    assert_eq!(
+        s.cells,
+        vec![rc(1, 1) as u8, rc(1, 5) as u8, rc(5, 1) as u8]
+    );
+}
+
+#[test]
+fn xyz_wing_clears_the_cells_all_three_see() {
+    // Pivot r1c1 {1,2,3}, pincers r2c2 {1,3} (box) and r1c5 {2,3} (row):
+    // r1c2 and r1c3 see all three and lose 3.
+    let mut m = full();
+    set(&mut m, rc(1, 1), &[1, 2, 3]);
+    set(&mut m, rc(2, 2), &[1, 3]);
+    set(&mut m, rc(1, 5), &[2, 3]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::XyzWing);
+    assert_eq!(
+        s.eliminations,
+        vec![(rc(1, 2) as u8, 3), (rc(1, 3) as u8, 3)]
+    );
+}
+
+#[test]
+fn w_wing_clears_the_cells_both_ends_see() {
+    // r1c1 and r5c5 are {1,2}; in row 3, 1 is only in r3c2 (sees r1c1) and
+    // r3c5 (sees r5c5): one of the two is 2, so r1c5 and r5c1 lose 2.
+    let mut m = full();
+    set(&mut m, rc(1, 1), &[1, 2]);
+    set(&mut m, rc(5, 5), &[1, 2]);
+    remove(&mut m, 1, [1, 3, 4, 6, 7, 8, 9].map(|c| rc(3, c)));
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::WWing);
+    assert_eq!(
+        s.eliminations,
+        vec![(rc(1, 5) as u8, 2), (rc(5, 1) as u8, 2)]
+    );
+    assert_eq!(s.units, vec![UnitRef::Row(2)]);
+}
+
+#[test]
+fn naked_quad_clears_its_digits_from_the_row() {
+    let mut m = full();
+    set(&mut m, rc(1, 1), &[1, 2]);
+    set(&mut m, rc(1, 4), &[2, 3]);
+    set(&mut m, rc(1, 7), &[3, 4]);
+    set(&mut m, rc(1, 9), &[1, 4]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::NakedQuad);
+    assert_eq!(
+        s.eliminations,
+        elims([2, 3, 5, 6, 8].map(|c| rc(1, c)), &[1, 2, 3, 4])
+    );
+}
+
+#[test]
+fn jellyfish_clears_its_columns() {
+    // 5 in rows 1, 3, 5 and 7 only at columns {1,7}, {4,7}, {4,8}, {1,8}: a
+    // cycle, so no smaller fish, and each row's pair spans two boxes.
+    let mut m = full();
+    for (r, keep) in [(1, [1, 7]), (3, [4, 7]), (5, [4, 8]), (7, [1, 8])] {
+        remove(
+            &mut m,
+            5,
+            (1..=9).filter(|c| !keep.contains(c)).map(|c| rc(r, c)),
+        );
+    }
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::Jellyfish);
+    let cells = [2, 4, 6, 8, 9]
+        .into_iter()
+        .flat_map(|r| [rc(r, 1), rc(r, 4), rc(r, 7), rc(r, 8)]);
+    assert_eq!(s.eliminations, elims(cells, &[5]));
+}
+
+#[test]
+fn hidden_quad_clears_the_other_digits_of_its_cells() {
+    // In row 1, 1-4 fit only r1c1 {1,4}, r1c4 {2,3}, r1c7 {1,2}, r1c8 {3,4}.
+    let mut m = full();
+    for d in [1, 2, 3, 4] {
+        remove(&mut m, d, [2, 3, 5, 6, 9].map(|c| rc(1, c)));
+    }
+    remove(&mut m, 2, [rc(1, 1)]);
+    remove(&mut m, 3, [rc(1, 1)]);
+    remove(&mut m, 1, [rc(1, 4)]);
+    remove(&mut m, 4, [rc(1, 4)]);
+    remove(&mut m, 3, [rc(1, 7)]);
+    remove(&mut m, 4, [rc(1, 7)]);
+    remove(&mut m, 1, [rc(1, 8)]);
+    remove(&mut m, 2, [rc(1, 8)]);
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::HiddenQuad);
+    assert_eq!(
+        s.eliminations,
+        elims([rc(1, 1), rc(1, 4), rc(1, 7), rc(1, 8)], &[5, 6, 7, 8, 9])
+    );
+}
+
+#[test]
+fn simple_coloring_traps_a_cell_that_sees_both_colours() {
+    // 1's conjugate pairs: row 1 (r1c1, r1c5), column 5 (r1c5, r7c5), box 8
+    // (r7c5, r9c6). Colours: {r1c1, r7c5} and {r1c5, r9c6}; r9c1 sees r1c1
+    // and r9c6, so it loses 1.
+    let mut m = full();
+    remove(&mut m, 1, [2, 3, 4, 6, 7, 8, 9].map(|c| rc(1, c)));
+    remove(&mut m, 1, [2, 3, 4, 5, 6, 8, 9].map(|r| rc(r, 5)));
+    remove(
+        &mut m,
+        1,
+        [
+            rc(7, 4),
+            rc(7, 6),
+            rc(8, 4),
+            rc(8, 5),
+            rc(8, 6),
+            rc(9, 4),
+            rc(9, 5),
+        ],
+    );
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::SimpleColoring);
+    assert_eq!(s.eliminations, vec![(rc(9, 1) as u8, 1)]);
+    let mut chain = s.cells.clone();
+    chain.sort();
+    assert_eq!(
+        chain,
+        vec![
+            rc(1, 1) as u8,
+            rc(1, 5) as u8,
+            rc(7, 5) as u8,
+            rc(9, 6) as u8
+        ]
+    );
+}
+
+#[test]
+fn simple_coloring_wrap_makes_a_colour_false() {
+    // 1's conjugate pairs r1c1-r1c5 (row 1), r1c5-r5c5 (column 5), r5c5-r5c2
+    // (row 5), r5c2-r2c2 (column 2): r1c1 and r2c2 share a colour and box 1,
+    // so that colour, r1c1 r5c5 r2c2, loses 1.
+    let mut m = full();
+    remove(&mut m, 1, [2, 3, 4, 6, 7, 8, 9].map(|c| rc(1, c)));
+    remove(&mut m, 1, [2, 3, 4, 6, 7, 8, 9].map(|r| rc(r, 5)));
+    remove(&mut m, 1, [1, 3, 4, 6, 7, 8, 9].map(|c| rc(5, c)));
+    remove(&mut m, 1, [1, 3, 4, 6, 7, 8, 9].map(|r| rc(r, 2)));
+    let s = hint_on(&m);
+    assert_eq!(s.technique, Technique::SimpleColoring, "{s:?}");
+    assert_eq!(
+        s.eliminations,
+        vec![
+            (rc(1, 1) as u8, 1),
+            (rc(2, 2) as u8, 1),
+            (rc(5, 5) as u8, 1)
+        ]
+    );
+}
+
+mod order_free {
+    //! The hardest technique and the label do not depend on how the grid is
+    //! written down: relabelled digits, rows and columns permuted within
+    //! bands and stacks, bands and stacks permuted, the grid transposed.
+
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::LazyLock;
+
+    static SAMPLE: LazyLock<Vec<Grid>> = LazyLock::new(|| {
+        let mut v = public_set("puzzles2_17_clue", 150);
+        v.extend(public_set("puzzles3_magictour_top1465", 150));
+        v.extend(public_set("puzzles6_forum_hardest_1106", 30));
+        v
+    });
+
+    fn perm(n: u8) -> impl Strategy<Value = Vec<u8>> {
+        Just((0..n).collect::<Vec<u8>>()).prop_shuffle()
+    }
+
+    /// A relabelling, a row order, a column order and whether to transpose.
+    #[derive(Debug, Clone)]
+    struct Symmetry {
+        digits: Vec<u8>,
+        rows: [usize; 9],
+        cols: [usize; 9],
+        transpose: bool,
+    }
+
+    /// A line order that keeps bands (or stacks) whole.
+    fn line_order() -> impl Strategy<Value = [usize; 9]> {
+        (perm(3), perm(3), perm(3), perm(3)).prop_map(|(bands, a, b, c)| {
+            let within = [a, b, c];
+            let mut order = [0usize; 9];
+            for (i, slot) in order.iter_mut().enumerate() {
+                let band = bands[i / 3] as usize;
+                *slot = band * 3 + within[band][i % 3] as usize;
+            }
+            order
+        })
+    }
+
+    fn symmetry() -> impl Strategy<Value = Symmetry> {
+        (perm(9), line_order(), line_order(), any::<bool>()).prop_map(
+            |(digits, rows, cols, transpose)| Symmetry {
+                digits,
+                rows,
+                cols,
+                transpose,
+            },
+        )
+    }
+
+    fn apply(g: &Grid, s: &Symmetry) -> Grid {
+        let mut out = [0u8; 81];
+        for r in 0..9 {
+            for c in 0..9 {
+                let (sr, sc) = (s.rows[r], s.cols[c]);
+                let (sr, sc) = if s.transpose { (sc, sr) } else { (sr, sc) };
+                let d = g.0[sr * 9 + sc];
+                out[r * 9 + c] = if d == 0 {
+                    0
+                } else {
+                    s.digits[d as usize - 1] + 1
+                };
+            }
+        }
+        Grid(out)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn hardest_and_label_survive_the_symmetries(
+            which in any::<prop::sample::Index>(),
+            s in symmetry(),
+        ) {
+            let g = SAMPLE[which.index(SAMPLE.len())];
+            let t = apply(&g, &s);
+            let (a, b) = (rate(&g).unwrap(), rate(&t).unwrap());
+            prop_assert_eq!(a.hardest, b.hardest, "{:?} -> {:?}", g, t);
+            prop_assert_eq!(a.label, b.label);
+            prop_assert_eq!(a.solved, b.solved);
+        }
+    }
+}
+
+#[test]
+fn only_puzzles_with_one_solution_are_rated() {
+    let mut clash = grid(CLASSIC);
+    clash.0[2] = 5; // a second 5 in row 1
+    assert!(matches!(rate(&clash), Err(LogicError::Invalid(_))));
+    assert_eq!(rate(&Grid::EMPTY), Err(LogicError::MultipleSolutions));
+    // r1c9 must be 9, and column 9 has its 9 in r2c9.
+    let none =
+        grid("12345678.........9...............................................................");
+    assert_eq!(rate(&none).unwrap_err(), LogicError::NoSolution);
+    let hard = public_set("puzzles6_forum_hardest_1106", 1)[0];
+    assert!(matches!(
+        rate_within(&hard, 3),
+        Err(LogicError::OverBudget { .. })
+    ));
+}
+
+#[test]
+fn a_solved_grid_needs_nothing() {
+    let solution = solver::solve(&grid(CLASSIC)).unwrap();
+    let r = rate(&solution).unwrap();
+    assert!(r.solved && r.hardest.is_none() && r.counts.is_empty());
+    assert_eq!((r.label, r.se_rating), (Label::Easy, 0.0));
+}
+
+#[test]
+fn unfinished_puzzles_are_extreme_and_say_so() {
+    // The first forum-hardest puzzle is far beyond the listed techniques.
+    let g = public_set("puzzles6_forum_hardest_1106", 1)[0];
+    let r = rate(&g).unwrap();
+    assert!(!r.solved);
+    assert_eq!(r.label, Label::Extreme);
+    assert!(r.guesses > 0);
+    // The fallback step is the solution's digit.
+    let state = Candidates::from_grid(&g);
+    let mut s = state;
+    while let Some(step) = hint(&s) {
+        s.apply(&step);
+    }
+    let step = search_step(&s).unwrap();
+    assert_eq!(step.technique, Technique::Search);
+    let (cell, d) = step.placements[0];
+    assert_eq!(solver::solve(&g).unwrap().0[cell as usize], d);
+}
+
+#[test]
+fn names_and_labels_round_trip() {
+    for &t in Technique::ALL {
+        assert_eq!(Technique::from_name(t.name()), Some(t));
+    }
+    assert_eq!(Technique::from_name("SEARCH"), Some(Technique::Search));
+    for &l in Label::ALL {
+        assert_eq!(l.name().parse::<Label>(), Ok(l));
+    }
+    assert!("insane".parse::<Label>().is_err());
+    // ALL is in order of SE value, never decreasing.
+    for w in Technique::ALL.windows(2) {
+        assert!(w[0] < w[1] && w[0].se_rating() <= w[1].se_rating(), "{w:?}");
     }
 }

@@ -193,13 +193,17 @@ impl Sudoku {
                 outcome: outcome as i32,
             });
         }
+        let max_nodes = self.shared.limits.max_nodes;
         let rated = self
-            .on_pool(tenant, deadline, move || logic::rate(&grid))
+            .on_pool(tenant, deadline, move || {
+                logic::rate_within(&grid, max_nodes)
+            })
             .await?;
         let (rating, outcome) = match rated {
             Ok(rating) => (Some(rating_to_pb(&rating)), pb::Outcome::Solved),
             Err(LogicError::NoSolution) => (None, pb::Outcome::NoSolution),
             Err(LogicError::MultipleSolutions) => (None, pb::Outcome::MultipleSolutions),
+            Err(LogicError::OverBudget { .. }) => (None, pb::Outcome::WorkLimitReached),
             Err(e @ (LogicError::Invalid(_) | LogicError::BadMask { .. })) => {
                 return Err(violation("puzzle", e.to_string()));
             }

@@ -433,6 +433,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_technique_has_its_own_value_in_the_contract() {
+        let all = Technique::ALL.iter().copied().chain([Technique::Search]);
+        for t in all {
+            let (value, name) = technique_to_pb(t);
+            assert_ne!(
+                value,
+                pb::Technique::Unspecified as i32,
+                "{name} is not in sudoku.proto"
+            );
+            assert_eq!(
+                pb::Technique::try_from(value).unwrap().as_str_name(),
+                format!("TECHNIQUE_{name}")
+            );
+        }
+    }
+
+    #[test]
     fn grpc_timeout_units() {
         let mut m = MetadataMap::new();
         m.insert("grpc-timeout", "5m".parse().unwrap());

@@ -15,6 +15,7 @@ mod metrics;
 mod node_client;
 mod properties;
 mod python_client;
+mod qqwing;
 mod regressions;
 mod scale_out;
 mod service;

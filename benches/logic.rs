@@ -1,0 +1,162 @@
+//! The logical solver: rating speed, and agreement with QQwing's levels.
+//!
+//! `cargo bench --bench logic -- rate FILE...` rates every puzzle of each file
+//! (one puzzle per line, 81 characters, '.' or '0' for blanks; lines starting
+//! with '#' skipped) `BENCH_RUNS` times (default 3) and prints
+//! `RESULT file=... puzzles=... median_pps=... us_per_puzzle=...` and the
+//! label and hardest-technique counts. `BENCH_RUNS=1 BENCH_QUIET=1` rates
+//! each file once and prints one line: what benches/rate.sh times against
+//! `qqwing --solve --stats`.
+//!
+//! `cargo bench --bench logic -- agree LEVEL=FILE...` rates the puzzles QQwing
+//! generated at each level and prints a table of QQwing level against label
+//! and against hardest technique (benches/agree.sh makes the files).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use sudoku_grpc::logic::{self, Label, Rating, Technique};
+use sudoku_grpc::puzzle::Grid;
+
+fn load(path: &str) -> Vec<Grid> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| Grid::from_text(l).unwrap_or_else(|e| panic!("{path}: {e}")))
+        .collect()
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn rate_all(puzzles: &[Grid]) -> Vec<Rating> {
+    puzzles
+        .iter()
+        .map(|g| logic::rate(g).unwrap_or_else(|e| panic!("{g:?}: {e}")))
+        .collect()
+}
+
+fn rate_files(files: &[String]) {
+    let runs = env_usize("BENCH_RUNS", 3).max(1);
+    let quiet = std::env::var_os("BENCH_QUIET").is_some();
+    for path in files {
+        let puzzles = load(path);
+        let mut pps = Vec::new();
+        let mut ratings = Vec::new();
+        for _ in 0..runs {
+            let t = Instant::now();
+            ratings = rate_all(&puzzles);
+            pps.push(puzzles.len() as f64 / t.elapsed().as_secs_f64());
+        }
+        pps.sort_by(f64::total_cmp);
+        let median = pps[pps.len() / 2];
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let extreme = ratings.iter().filter(|r| !r.solved).count();
+        println!(
+            "RESULT file={name} puzzles={} median_pps={median:.0} us_per_puzzle={:.1} unfinished={extreme}",
+            puzzles.len(),
+            1e6 / median
+        );
+        if quiet {
+            continue;
+        }
+        let mut labels = BTreeMap::new();
+        let mut hardest = BTreeMap::new();
+        for r in &ratings {
+            *labels.entry(r.label).or_insert(0) += 1;
+            *hardest.entry(r.hardest).or_insert(0) += 1;
+        }
+        for (l, n) in labels {
+            println!("  label {l}: {n}");
+        }
+        for (t, n) in hardest {
+            println!("  hardest {}: {n}", t.map_or("NONE", Technique::name));
+        }
+    }
+}
+
+fn agree(args: &[String]) {
+    let mut rows = Vec::new();
+    for arg in args {
+        let (level, path) = arg.split_once('=').expect("LEVEL=FILE");
+        let ratings = rate_all(&load(path));
+        rows.push((level.to_owned(), ratings));
+    }
+    print!("| QQwing level | puzzles |");
+    for l in Label::ALL {
+        print!(" {l} |");
+    }
+    println!();
+    print!("|---|---|");
+    for _ in Label::ALL {
+        print!("---|");
+    }
+    println!();
+    for (level, ratings) in &rows {
+        print!("| {level} | {} |", ratings.len());
+        for &l in Label::ALL {
+            print!(" {} |", ratings.iter().filter(|r| r.label == l).count());
+        }
+        println!();
+    }
+    println!();
+    let used: Vec<Option<Technique>> = {
+        let mut v: Vec<_> = rows
+            .iter()
+            .flat_map(|(_, rs)| rs.iter().map(|r| r.hardest))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    print!("| QQwing level | hardest: |");
+    for t in &used {
+        print!(" {} |", t.map_or("NONE", Technique::name));
+    }
+    println!();
+    print!("|---|---|");
+    for _ in &used {
+        print!("---|");
+    }
+    println!();
+    for (level, ratings) in &rows {
+        print!("| {level} | |");
+        for &t in &used {
+            let n = ratings.iter().filter(|r| r.hardest == t).count();
+            let unfinished = ratings
+                .iter()
+                .filter(|r| r.hardest == t && !r.solved)
+                .count();
+            if unfinished > 0 {
+                print!(" {n} ({unfinished} unfinished) |");
+            } else {
+                print!(" {n} |");
+            }
+        }
+        println!();
+    }
+}
+
+fn main() {
+    // cargo bench passes --bench; the rest are ours.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    match args.first().map(String::as_str) {
+        Some("rate") => rate_files(&args[1..]),
+        Some("agree") => agree(&args[1..]),
+        _ => {
+            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+            rate_files(&[
+                format!("{dir}/puzzles2_17_clue"),
+                format!("{dir}/puzzles3_magictour_top1465"),
+            ]);
+        }
+    }
+}

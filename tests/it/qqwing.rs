@@ -1,0 +1,81 @@
+//! The logical solver against QQwing's levels. QQwing defines them by the
+//! techniques its own solver needed: "simple" naked singles alone, "easy"
+//! hidden singles too, "intermediate" also pointing, box/line reduction and
+//! naked or hidden pairs, "expert" it had to guess. Our techniques include
+//! all of those, so on puzzles QQwing generated at each level:
+//! - simple and easy finish with singles (label easy);
+//! - intermediate needs more than singles and no more than hidden pair;
+//! - expert is either unfinished or used a technique QQwing lacks
+//!   (X-Wing, or anything from naked triple up).
+//!
+//! Needs qqwing (Debian package). Skips when missing, except under CI=true,
+//! where it fails. .ci/setup-qqwing.sh installs it.
+
+use std::process::Command;
+use std::time::Duration;
+
+use sudoku_grpc::logic::{self, Label, Technique};
+use sudoku_grpc::puzzle::Grid;
+
+use crate::support::{have, run, skip};
+
+fn generate(level: &str, n: usize) -> Vec<Grid> {
+    let mut cmd = Command::new("qqwing");
+    cmd.args([
+        "--generate",
+        &n.to_string(),
+        "--difficulty",
+        level,
+        "--one-line",
+    ]);
+    let out = run(cmd, Duration::from_secs(120)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.success, "qqwing {level}: {}", out.both());
+    let puzzles: Vec<Grid> = out
+        .stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.len() == 81)
+        .map(|l| Grid::from_text(l).unwrap_or_else(|e| panic!("qqwing printed {l:?}: {e}")))
+        .collect();
+    assert_eq!(puzzles.len(), n, "qqwing {level}: {}", out.stdout);
+    puzzles
+}
+
+/// Techniques QQwing's solver does not have.
+fn beyond_qqwing(t: Technique) -> bool {
+    t == Technique::XWing || t > Technique::HiddenPair
+}
+
+#[test]
+fn ratings_agree_with_qqwing_levels() {
+    if !have("qqwing") {
+        skip(
+            "ratings_agree_with_qqwing_levels",
+            "qqwing is not installed",
+        );
+        return;
+    }
+    for level in ["simple", "easy", "intermediate", "expert"] {
+        for g in generate(level, 20) {
+            let r = logic::rate(&g).unwrap_or_else(|e| panic!("{level} {g:?}: {e}"));
+            let why = format!("qqwing {level} {g:?}: {r:?}");
+            match level {
+                "simple" | "easy" => {
+                    assert!(r.solved && r.label == Label::Easy, "{why}");
+                }
+                "intermediate" => {
+                    assert!(r.solved && r.label == Label::Medium, "{why}");
+                    let h = r.hardest.expect("more than singles");
+                    assert!(
+                        h > Technique::NakedSingle && h <= Technique::HiddenPair,
+                        "{why}"
+                    );
+                }
+                _ => {
+                    let used_more = r.counts.iter().any(|&(t, _)| beyond_qqwing(t));
+                    assert!(!r.solved || used_more, "{why}");
+                }
+            }
+        }
+    }
+}
