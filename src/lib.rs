@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`puzzle`] | the puzzle as a value, and the text formats people write it in |
 //! | [`solver`] | the engine: bitmask state, propagation, MRV search; knows nothing of gRPC |
+//! | [`generate`] | new puzzles: unique, minimal, symmetric on request, the same for the same seed |
 //! | [`logic`] | the logical solver behind Hint and Rate: techniques a person uses, easiest first |
 //! | [`service`] | the gRPC service: handlers, conversion, the status map, streams, scheduling |
 //! | [`server`] | the server's assembly: settings, listener and drain, HTTP/2, TLS, health, reflection |
@@ -34,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod generate;
 pub mod logic;
 pub mod puzzle;
 pub mod server;

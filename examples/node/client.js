@@ -6,7 +6,9 @@
 // It makes one Solve call, then solves a batch through one SolveBatch stream,
 // matching results to puzzles by id, then sends bad puzzles and decodes the
 // google.rpc.BadRequest details of the INVALID_ARGUMENT answers (with
-// protobufjs), and checks every answer, so it doubles as an end-to-end test
+// protobufjs), then calls Validate (a rule-breaking puzzle is answered with
+// its conflicts), Hint and Generate (a server stream, read with 'data'
+// events), and checks every answer, so it doubles as an end-to-end test
 // (tests/it/node_client.rs runs it against the real server).
 //
 // Usage:  node client.js [host:port]        (default 127.0.0.1:50051)
@@ -137,6 +139,26 @@ async function solveInvalid(puzzle) {
   throw new Error('Solve accepted an invalid puzzle');
 }
 
+// Calls the unary method `name` with `request`.
+function unary(name, request) {
+  return new Promise((resolve, reject) => {
+    client[name](request, { deadline: deadline(10) }, (err, response) =>
+      err ? reject(err) : resolve(response),
+    );
+  });
+}
+
+// Reads a whole Generate stream.
+function generate(request) {
+  return new Promise((resolve, reject) => {
+    const puzzles = [];
+    const call = client.generate(request, { deadline: deadline(30) });
+    call.on('data', (response) => puzzles.push(response));
+    call.on('error', reject);
+    call.on('end', () => resolve(puzzles));
+  });
+}
+
 function solve(puzzle) {
   return new Promise((resolve, reject) => {
     client.solve({ puzzle: { text: puzzle } }, { deadline: deadline(10) }, (err, response) =>
@@ -209,6 +231,41 @@ async function main() {
     `bad char description ${v.description}`,
   );
   console.log(`ok: INVALID_ARGUMENT BadRequest: ${v.field}: ${v.description}`);
+
+  // Validate: the clash is an answer, with the two cells and the unit.
+  const report = await unary('validate', { puzzle: { text: CLASHING } });
+  const [c] = report.conflicts;
+  check(report.conflicts.length === 1, `Validate: ${report.conflicts.length} conflicts`);
+  check(c.first === 0 && c.second === 8 && c.digit === 5, `Validate conflict ${JSON.stringify(c)}`);
+  check(c.unit.kind === 'UNIT_KIND_ROW' && c.unit.index === 0, `Validate unit ${c.unit.kind}`);
+  check(!report.solvable, 'Validate: a clashing puzzle is not solvable');
+  console.log(`ok: Validate(clashing) -> conflict ${c.first}/${c.second} in ${c.unit.kind} ${c.unit.index}`);
+
+  // Hint: the step agrees with the solution.
+  const solution = one.solution.grid.text;
+  const { step } = await unary('hint', { puzzle: { text: PUZZLE } });
+  check(step && step.techniqueName, 'Hint: no step');
+  for (const p of step.placements) {
+    check(Number(solution[p.cell]) === p.digit, `Hint places ${p.digit} in cell ${p.cell}`);
+  }
+  for (const e of step.eliminations) {
+    check(Number(solution[e.cell]) !== e.digit, `Hint removes the solution's ${e.digit}`);
+  }
+  console.log(`ok: Hint -> ${step.techniqueName}: ${step.explanation}`);
+
+  // Generate: seeded, so the same request gives the same puzzles.
+  const request = { count: 3, label: 'LABEL_EASY', seed: '7' };
+  const first = await generate(request);
+  const again = await generate(request);
+  check(first.length === 3, `Generate: ${first.length} puzzles`);
+  for (const [i, r] of first.entries()) {
+    const p = r.puzzle;
+    check(p.puzzle.text === again[i].puzzle.puzzle.text, 'Generate: same seed, other puzzles');
+    check(isValidSolution(p.puzzle.text, p.solution.text), `Generate: bad solution ${i}`);
+    check(p.rating.label === 'LABEL_EASY', `Generate label ${p.rating.label}`);
+    check(p.minimal, `Generate: puzzle ${i} not minimal`);
+  }
+  console.log(`ok: Generate -> 3 easy puzzles, same for seed 7: ${first[0].puzzle.puzzle.text}`);
 }
 
 main()

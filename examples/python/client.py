@@ -12,6 +12,10 @@ end-to-end test (tests/it/python_client.rs runs it against the real server):
   4. grpc.health.v1 Check and Watch (grpcio-health-checking)
   5. server reflection, v1 and v1alpha (grpcio-reflection)
   6. compression: gzip works; zstd is reported (grpcio cannot send it)
+  7. Validate (a puzzle that breaks the rules gets its conflicts, not an
+     error), Hint (the next step, checked against the solution) and
+     Generate (a seeded server stream of rated puzzles, each checked unique
+     here by a small solver of our own)
 
 The channel carries a service config with a retry policy (UNAVAILABLE is
 retried with exponential back-off) and a default deadline: see
@@ -298,7 +302,8 @@ def demo_reflection(channel):
     pool = DescriptorPool(db)
     service = pool.FindServiceByName(SERVICE)
     methods = {m.name: m for m in service.methods}
-    check(set(methods) == {"Solve", "SolveBatch"}, f"methods {sorted(methods)}")
+    want = {"Solve", "SolveBatch", "Validate", "Hint", "Rate", "Generate"}
+    check(set(methods) == want, f"methods {sorted(methods)}")
     solve_batch = methods["SolveBatch"]
     check(solve_batch.input_type.full_name == "sudoku.v1.SolveBatchRequest", "input type")
     # The descriptors are complete: google.rpc.Status resolves too.
@@ -345,6 +350,75 @@ def demo_zstd(pb, stub):
         print(f"ok: server advertises grpc-accept-encoding: {accept}")
 
 
+def count_solutions(puzzle, limit=2):
+    """Solutions of `puzzle` (81 characters), counted up to `limit` by a
+    plain backtracking search on the cell with fewest candidates."""
+    cells = [0 if c in ".0" else int(c) for c in puzzle]
+    peers = [set() for _ in range(81)]
+    for i in range(81):
+        r, c = divmod(i, 9)
+        for j in range(81):
+            rj, cj = divmod(j, 9)
+            if j != i and (r == rj or c == cj or (r // 3 == rj // 3 and c // 3 == cj // 3)):
+                peers[i].add(j)
+
+    def search():
+        best, best_cands = None, None
+        for i in range(81):
+            if cells[i] == 0:
+                cands = set(range(1, 10)) - {cells[j] for j in peers[i]}
+                if best is None or len(cands) < len(best_cands):
+                    best, best_cands = i, cands
+                    if not cands:
+                        return 0
+        if best is None:
+            return 1
+        found = 0
+        for d in best_cands:
+            cells[best] = d
+            found += search()
+            cells[best] = 0
+            if found >= limit:
+                break
+        return found
+
+    return search()
+
+
+def demo_toolkit(pb, stub):
+    # Validate: a second 5 in row 1 is an answer listing the conflicts.
+    broken = "5" + PUZZLE[1:8] + "5" + PUZZLE[9:]
+    report = stub.Validate(pb.ValidateRequest(puzzle=pb.Grid(text=broken)))
+    pairs = [(c.first, c.second, c.digit) for c in report.conflicts]
+    check((0, 8, 5) in pairs, f"Validate conflicts {pairs}")
+    check(not report.solvable and not report.unique, "Validate: broken puzzle solvable?")
+    report = stub.Validate(pb.ValidateRequest(puzzle=pb.Grid(text=PUZZLE)))
+    check(report.unique and is_valid_solution(PUZZLE, report.solution.text), "Validate unique")
+    print(f"ok: Validate -> {len(pairs)} conflicts in the broken puzzle; the classic is unique")
+
+    # Hint: the step's placements are the solution's digits.
+    step = stub.Hint(pb.HintRequest(puzzle=pb.Grid(text=PUZZLE))).step
+    solution = report.solution.text
+    check(step.technique_name != "", "Hint: no technique")
+    for p in step.placements:
+        check(int(solution[p.cell]) == p.digit, f"Hint places {p.digit} at {p.cell}")
+    for e in step.eliminations:
+        check(int(solution[e.cell]) != e.digit, f"Hint removes the solution's {e.digit}")
+    print(f"ok: Hint -> {step.technique_name}: {step.explanation}")
+
+    # Generate: a server stream; the same seed gives the same puzzles.
+    request = pb.GenerateRequest(count=3, label=pb.LABEL_MEDIUM, seed=42)
+    first = [r.puzzle.puzzle.text for r in stub.Generate(request, timeout=30)]
+    again = [r.puzzle.puzzle.text for r in stub.Generate(request, timeout=30)]
+    check(len(first) == 3 and first == again, "Generate: same seed, different puzzles")
+    for r in stub.Generate(request, timeout=30):
+        p = r.puzzle
+        check(p.rating.label == pb.LABEL_MEDIUM, f"Generate label {p.rating.label}")
+        check(is_valid_solution(p.puzzle.text, p.solution.text), "Generate: bad solution")
+        check(count_solutions(p.puzzle.text) == 1, f"Generate: {p.puzzle.text} not unique")
+    print(f"ok: Generate -> 3 medium puzzles, unique, same for seed 42: {first[0]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="127.0.0.1:50051", help="host:port")
@@ -365,6 +439,7 @@ def main():
             demo_health(channel)
             demo_reflection(channel)
             demo_zstd(pb, stub)
+            demo_toolkit(pb, stub)
     except CheckFailed as failure:
         print(f"FAIL: {failure}")
         return 1

@@ -6,6 +6,7 @@
 //! | `connect.rs` | a channel to a server |
 //! | `solve.rs` | `sudoku solve` |
 //! | `bench.rs` | `sudoku bench`, the load generator |
+//! | `toolkit.rs` | `sudoku validate`, `hint`, `rate` and `generate` |
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -15,6 +16,7 @@ mod connect;
 mod progress;
 mod resend;
 mod solve;
+mod toolkit;
 
 pub use connect::connect;
 
@@ -36,6 +38,18 @@ enum Command {
     /// Load a server with Solve, SolveBatch or health calls and report
     /// throughput, latency percentiles, errors and CPU.
     Bench(bench::BenchArgs),
+    /// Check puzzles from FILE (or stdin): conflicts, cells without a
+    /// candidate, solvable and unique; with --current, a player's wrong
+    /// entries. Exits 1 unless every puzzle is unique and right.
+    Validate(toolkit::ValidateArgs),
+    /// The next logical step for each puzzle of FILE (or stdin).
+    Hint(toolkit::FileArgs),
+    /// Rate each puzzle of FILE (or stdin): label, SE rating, hardest
+    /// technique; exits 1 when a puzzle could not be rated.
+    Rate(toolkit::FileArgs),
+    /// Generate unique, minimal puzzles, one per line (or JSON with
+    /// --output jsonl).
+    Generate(toolkit::GenerateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -70,6 +84,10 @@ pub fn main() -> i32 {
             Command::Solve(args) => solve::run(args).await,
             Command::Health(args) => health(args).await,
             Command::Bench(args) => bench::run(args).await,
+            Command::Validate(args) => toolkit::validate(args).await,
+            Command::Hint(args) => toolkit::hint(args).await,
+            Command::Rate(args) => toolkit::rate(args).await,
+            Command::Generate(args) => toolkit::generate(args).await,
         }
     });
     match result {

@@ -1154,7 +1154,7 @@ fn json_line(meta: &Meta, done: &Done) -> String {
 }
 
 /// `text` as a JSON string literal.
-fn json_string(out: &mut String, text: &str) {
+pub(super) fn json_string(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {

@@ -8,6 +8,7 @@
 use std::fmt;
 
 pub mod text;
+pub mod validate;
 
 /// Number of cells in a grid.
 pub const CELLS: usize = 81;

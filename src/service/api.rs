@@ -11,12 +11,18 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
 use super::budget::Share;
-use super::convert::{Job, deadline_of, parse_grid, parse_limit};
+use super::convert::{
+    Job, cells_to_pb, conflicts_to_pb, deadline_of, parse_candidates, parse_generate, parse_grid,
+    parse_limit, rating_to_pb, read_grid, step_to_pb,
+};
+use super::generate::GenerateStream;
 use super::schedule::count_failure;
-use super::status::Failure;
+use super::status::{Failure, violation};
 use super::stream::BatchStream;
 use super::{Sudoku, Tenant};
+use crate::logic::{self, Candidates, LogicError};
 use crate::pb::{self, sudoku_service_server::SudokuService};
+use crate::puzzle::validate;
 use crate::telemetry::metrics;
 
 impl Sudoku {
@@ -40,6 +46,209 @@ impl Sudoku {
             .map_err(|_| Failure::Overloaded)?;
         self.solve_job(Job { grid, form, limit }, deadline, tenant)
             .await
+    }
+
+    /// Answers one Validate request. Conflicts and cells without a
+    /// candidate are found here (a scan of the grid); the solutions are
+    /// counted, up to 2, as Solve counts them, unless the givens already
+    /// rule a solution out.
+    async fn validate_unary(
+        &self,
+        request: &pb::ValidateRequest,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<pb::ValidateResponse, Failure> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(Failure::ShuttingDown);
+        }
+        let (puzzle, form) = read_grid(request.puzzle.as_ref(), "puzzle")?;
+        let current = match request.current.as_ref() {
+            None => None,
+            Some(c) => {
+                let (current, _) = read_grid(Some(c), "current")?;
+                if let Some((cell, given, found)) = validate::changed_given(&puzzle, &current) {
+                    let found = match found {
+                        0 => "a blank".to_string(),
+                        d => d.to_string(),
+                    };
+                    return Err(violation(
+                        "current",
+                        format!("{cell} holds {found} where the puzzle gives {given}"),
+                    ));
+                }
+                Some(current)
+            }
+        };
+        let conflicts = validate::conflicts(&puzzle);
+        let stuck = validate::cells_without_candidates(&puzzle);
+        let mut response = pb::ValidateResponse {
+            conflicts: conflicts_to_pb(&conflicts),
+            no_candidate_cells: cells_to_pb(&stuck),
+            search_complete: true,
+            ..Default::default()
+        };
+        let mut solution = None;
+        if conflicts.is_empty() && stuck.is_empty() {
+            let _permit = self
+                .shared
+                .permits
+                .try_acquire()
+                .map_err(|_| Failure::Overloaded)?;
+            let job = Job {
+                grid: puzzle,
+                form,
+                limit: 2,
+            };
+            let answer = self.solve_job(job, deadline, tenant).await?;
+            response.solvable = answer.solution_count > 0;
+            match pb::Outcome::try_from(answer.outcome) {
+                Ok(pb::Outcome::Solved) => {
+                    response.unique = true;
+                    solution = answer
+                        .grid
+                        .as_ref()
+                        .and_then(|g| read_grid(Some(g), "").ok());
+                    response.solution = answer.grid;
+                }
+                Ok(pb::Outcome::WorkLimitReached) => response.search_complete = false,
+                _ => {}
+            }
+        }
+        if let Some(current) = current {
+            response.current_conflicts = conflicts_to_pb(&validate::conflicts(&current));
+            response.current_no_candidate_cells =
+                cells_to_pb(&validate::cells_without_candidates(&current));
+            if let Some((solution, _)) = solution {
+                response.wrong_cells = cells_to_pb(&validate::wrong_cells(&current, &solution));
+            }
+        }
+        Ok(response)
+    }
+
+    /// Answers one Hint request: the easiest step from the grid (and its
+    /// pencil marks), or the search's fallback step, on a solver thread.
+    async fn hint_unary(
+        &self,
+        request: &pb::HintRequest,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<pb::HintResponse, Failure> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(Failure::ShuttingDown);
+        }
+        let (grid, _) = parse_grid(request.puzzle.as_ref(), "puzzle")?;
+        let marks = parse_candidates(request.candidates.as_ref(), "candidates")?;
+        let state = match marks {
+            None => Candidates::from_grid(&grid),
+            Some(masks) => Candidates::with_marks(&grid, &masks)
+                .map_err(|e| violation("candidates", e.to_string()))?,
+        };
+        if state.is_solved() {
+            return Ok(pb::HintResponse {
+                step: None,
+                solved: true,
+            });
+        }
+        let step = self
+            .on_pool(tenant, deadline, move || {
+                logic::hint(&state).or_else(|| logic::search_step(&state))
+            })
+            .await?;
+        Ok(pb::HintResponse {
+            step: step.as_ref().map(step_to_pb),
+            solved: false,
+        })
+    }
+
+    /// Answers one Rate request: the solutions counted up to 2 under the
+    /// work budget, as Solve counts them, and a puzzle with exactly one
+    /// rated by the logical solver on a solver thread.
+    async fn rate_unary(
+        &self,
+        request: &pb::RateRequest,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<pb::RateResponse, Failure> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(Failure::ShuttingDown);
+        }
+        let (grid, form) = parse_grid(request.puzzle.as_ref(), "puzzle")?;
+        let counted = {
+            let _permit = self
+                .shared
+                .permits
+                .try_acquire()
+                .map_err(|_| Failure::Overloaded)?;
+            let job = Job {
+                grid,
+                form,
+                limit: 2,
+            };
+            self.solve_job(job, deadline, tenant).await?
+        };
+        let outcome = pb::Outcome::try_from(counted.outcome).unwrap_or(pb::Outcome::Unspecified);
+        if outcome != pb::Outcome::Solved {
+            return Ok(pb::RateResponse {
+                rating: None,
+                outcome: outcome as i32,
+            });
+        }
+        let max_nodes = self.shared.limits.max_nodes;
+        let rated = self
+            .on_pool(tenant, deadline, move || {
+                logic::rate_within(&grid, max_nodes)
+            })
+            .await?;
+        let (rating, outcome) = match rated {
+            Ok(rating) => (Some(rating_to_pb(&rating)), pb::Outcome::Solved),
+            Err(LogicError::NoSolution) => (None, pb::Outcome::NoSolution),
+            Err(LogicError::MultipleSolutions) => (None, pb::Outcome::MultipleSolutions),
+            Err(LogicError::OverBudget { .. }) => (None, pb::Outcome::WorkLimitReached),
+            Err(e @ (LogicError::Invalid(_) | LogicError::BadMask { .. })) => {
+                return Err(violation("puzzle", e.to_string()));
+            }
+        };
+        Ok(pb::RateResponse {
+            rating,
+            outcome: outcome as i32,
+        })
+    }
+
+    /// Answers a unary call of `method` with `answer`: the call's span, its
+    /// log line, a panic kept inside the call, and the failure's status.
+    async fn unary<T>(
+        &self,
+        method: &'static str,
+        answer: impl std::future::Future<Output = Result<T, Failure>>,
+    ) -> Result<Response<T>, Status> {
+        let span = tracing::debug_span!("call", method, code = tracing::field::Empty);
+        let started = Instant::now();
+        let result = AssertUnwindSafe(answer)
+            .catch_unwind()
+            .instrument(span.clone())
+            .await
+            .unwrap_or(Err(Failure::Panicked));
+        let _enter = span.enter();
+        match result {
+            Ok(reply) => {
+                span.record("code", "OK");
+                tracing::debug!(
+                    elapsed_us = started.elapsed().as_micros() as u64,
+                    "call done"
+                );
+                Ok(Response::new(reply))
+            }
+            Err(failure) => {
+                let status = Status::from(failure.clone());
+                span.record("code", metrics::code_name(status.code()));
+                if failure == Failure::Panicked {
+                    tracing::error!("handler panicked; answered INTERNAL");
+                } else {
+                    tracing::debug!(message = status.message(), "call failed");
+                }
+                Err(status)
+            }
+        }
     }
 }
 
@@ -84,6 +293,50 @@ impl SudokuService for Sudoku {
         }
     }
 
+    async fn validate(
+        &self,
+        request: Request<pb::ValidateRequest>,
+    ) -> Result<Response<pb::ValidateResponse>, Status> {
+        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        self.unary(
+            "Validate",
+            self.validate_unary(request.get_ref(), deadline, tenant),
+        )
+        .await
+    }
+
+    async fn hint(
+        &self,
+        request: Request<pb::HintRequest>,
+    ) -> Result<Response<pb::HintResponse>, Status> {
+        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        self.unary("Hint", self.hint_unary(request.get_ref(), deadline, tenant))
+            .await
+    }
+
+    async fn rate(
+        &self,
+        request: Request<pb::RateRequest>,
+    ) -> Result<Response<pb::RateResponse>, Status> {
+        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        self.unary("Rate", self.rate_unary(request.get_ref(), deadline, tenant))
+            .await
+    }
+
+    type GenerateStream = GenerateStream;
+
+    async fn generate(
+        &self,
+        request: Request<pb::GenerateRequest>,
+    ) -> Result<Response<Self::GenerateStream>, Status> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(Failure::ShuttingDown.into());
+        }
+        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let plan = parse_generate(request.get_ref(), fresh_seed)?;
+        Ok(Response::new(self.open_generate(plan, deadline, tenant)))
+    }
+
     type SolveBatchStream = BatchStream;
 
     async fn solve_batch(
@@ -103,6 +356,19 @@ impl SudokuService for Sudoku {
             share,
         )))
     }
+}
+
+/// A seed for a Generate call that sets none: from the clock and the
+/// process's hasher keys, different for every call.
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
 }
 
 /// The connection a request came on, as the server tagged it; untagged

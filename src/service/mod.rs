@@ -9,6 +9,7 @@
 //! | `status.rs` | every failure, and the one map from a failure to a gRPC status |
 //! | `schedule.rs` | where work runs and when it stops: inline budget, solver threads, slices, deadlines, the work budget |
 //! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends |
+//! | `generate.rs` | Generate orchestration: puzzles made in parallel, sent in order, stopped when the client leaves |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |
 //! | `budget.rs` | request bytes held at once: the server-wide budget and each connection's share |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
@@ -27,6 +28,7 @@ mod budget;
 mod convert;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
+mod generate;
 mod pool;
 mod schedule;
 mod status;

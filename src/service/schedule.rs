@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::convert::{Job, outcome, parse_grid, parse_limit, to_pb};
+use super::convert::{GeneratePlan, Job, generated_to_pb, outcome, parse_grid, parse_limit, to_pb};
 use super::pool::{Step, Turn, Work, with_thread_solver};
 use super::status::{Failure, to_rpc_status};
 use super::{Shared, Sudoku, Tenant};
+use crate::generate::{Generated, Poll, Search, Target};
+use crate::logic::Rating;
 use crate::pb;
 use crate::solver::{Answer, Progress, Solver};
 use crate::telemetry::metrics::{Gauges, PuzzleOutcome};
@@ -431,6 +433,156 @@ impl Work for BatchMessage {
         shared.gauges.batch_messages.fetch_add(1, Ordering::Relaxed);
         let results = std::mem::take(&mut self.results);
         self.answer(Some(pb::SolveBatchResponse { results }))
+    }
+}
+
+impl Sudoku {
+    /// Runs `work` on a solver thread for `tenant`, under a server-wide
+    /// permit (or sheds the call): the Hint and Rate work that is not a
+    /// search, bounded in time by its nature (a logical solve of one grid).
+    /// It starts only if the deadline has not passed and the caller still
+    /// waits.
+    pub(super) async fn on_pool<R: Send + 'static>(
+        &self,
+        tenant: Tenant,
+        deadline: Option<Instant>,
+        work: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<R, Failure> {
+        let _permit = self
+            .shared
+            .permits
+            .try_acquire()
+            .map_err(|_| Failure::Overloaded)?;
+        let (reply, replied) = oneshot::channel();
+        self.shared.pool.submit(
+            tenant,
+            Box::new(OneShot {
+                work: Some(work),
+                deadline,
+                reply: Some(reply),
+            }),
+        );
+        let replied = match deadline {
+            None => replied.await,
+            Some(d) => tokio::time::timeout_at(d.into(), replied)
+                .await
+                .map_err(|_| Failure::DeadlineExceeded)?,
+        };
+        replied.map_err(|_| {
+            if past(deadline) {
+                Failure::DeadlineExceeded
+            } else {
+                Failure::Panicked
+            }
+        })
+    }
+
+    /// Makes puzzle `index` of `plan` on a solver thread for `tenant`,
+    /// attempt by attempt, waiting for a permit. Dropping the future (the
+    /// client left) stops the work at its next attempt.
+    pub(super) async fn generate_one(
+        &self,
+        plan: GeneratePlan,
+        index: u32,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<pb::GenerateResponse, Failure> {
+        let Ok(_permit) = self.shared.permits.acquire().await else {
+            return Err(Failure::ShuttingDown);
+        };
+        let (reply, replied) = oneshot::channel();
+        self.shared.pool.submit(
+            tenant,
+            Box::new(GenerateWork {
+                shared: self.shared.clone(),
+                search: Search::new(plan.seed, u64::from(index), plan.options),
+                target: plan.target,
+                index,
+                deadline,
+                reply: Some(reply),
+            }),
+        );
+        let replied = match deadline {
+            None => replied.await,
+            Some(d) => tokio::time::timeout_at(d.into(), replied)
+                .await
+                .map_err(|_| Failure::DeadlineExceeded)?,
+        };
+        let made = replied.map_err(|_| {
+            if past(deadline) {
+                Failure::DeadlineExceeded
+            } else {
+                Failure::Panicked
+            }
+        })??;
+        Ok(generated_to_pb(index, &plan, &made))
+    }
+}
+
+/// Work done at once on a solver thread, its result sent back.
+struct OneShot<F, R> {
+    work: Option<F>,
+    deadline: Option<Instant>,
+    reply: Option<oneshot::Sender<R>>,
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> Work for OneShot<F, R> {
+    fn wanted(&self) -> bool {
+        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+    }
+
+    fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+        if let (Some(work), Some(reply)) = (self.work.take(), self.reply.take()) {
+            let _ = reply.send(work());
+        }
+        Step::Done
+    }
+}
+
+/// The making of one generated puzzle, one attempt at a time, with the
+/// deadline, the caller's presence and the turn checked between attempts
+/// (an attempt takes well under a millisecond).
+struct GenerateWork {
+    shared: Arc<Shared>,
+    search: Search,
+    target: Target,
+    index: u32,
+    deadline: Option<Instant>,
+    reply: Option<oneshot::Sender<Result<Generated<Rating>, Failure>>>,
+}
+
+impl Work for GenerateWork {
+    fn wanted(&self) -> bool {
+        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+    }
+
+    fn run(&mut self, solver: &mut Solver, turn: &Turn) -> Step {
+        self.shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
+        let _guard = SolvingGuard(&self.shared.gauges);
+        let target = self.target;
+        let result = loop {
+            if past(self.deadline) {
+                break Err(Failure::DeadlineExceeded);
+            }
+            if self.reply.as_ref().is_none_or(|r| r.is_closed()) {
+                return Step::Done;
+            }
+            match self.search.step(solver, &mut |c| target.accept(c)) {
+                Poll::Found(made) => break Ok(made),
+                Poll::Exhausted { attempts } => {
+                    break Err(Failure::GenerateExhausted {
+                        index: self.index,
+                        attempts,
+                    });
+                }
+                Poll::Working if turn.over() => return Step::Unfinished,
+                Poll::Working => {}
+            }
+        };
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(result);
+        }
+        Step::Done
     }
 }
 

@@ -36,6 +36,14 @@ pub(super) enum Failure {
     ShuttingDown,
     /// A bug: the handler panicked.
     Panicked,
+    /// Generate spent its work budget on a puzzle without one matching the
+    /// options.
+    GenerateExhausted {
+        /// The puzzle's position in the stream.
+        index: u32,
+        /// Attempts made.
+        attempts: u64,
+    },
 }
 
 impl From<Failure> for Status {
@@ -78,6 +86,10 @@ impl From<Failure> for Status {
                 Status::unavailable("the server is shutting down; retry on another instance")
             }
             Failure::Panicked => Status::internal("internal error while solving this puzzle"),
+            Failure::GenerateExhausted { index, attempts } => Status::resource_exhausted(format!(
+                "puzzle {index}: no puzzle matched the options in {attempts} attempts (the work \
+                 budget); widen the label, rating or clue range"
+            )),
         }
     }
 }

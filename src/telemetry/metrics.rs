@@ -218,9 +218,13 @@ pub fn spawn_publisher(gauges: Arc<Gauges>) {
 
 /// The calls counted by name, as (service, method); any other path is
 /// counted under the last row, so a client cannot add label values.
-const METHODS: [(&str, &str); 7] = [
+const METHODS: [(&str, &str); 11] = [
     ("sudoku.v1.SudokuService", "Solve"),
     ("sudoku.v1.SudokuService", "SolveBatch"),
+    ("sudoku.v1.SudokuService", "Validate"),
+    ("sudoku.v1.SudokuService", "Hint"),
+    ("sudoku.v1.SudokuService", "Rate"),
+    ("sudoku.v1.SudokuService", "Generate"),
     ("grpc.health.v1.Health", "Check"),
     ("grpc.health.v1.Health", "Watch"),
     (
@@ -357,6 +361,10 @@ mod tests {
             CallKind::of_path("/grpc.health.v1.Health/Check").method(),
             "Check"
         );
+        for method in ["Validate", "Hint", "Rate", "Generate"] {
+            let path = format!("/sudoku.v1.SudokuService/{method}");
+            assert_eq!(CallKind::of_path(&path).method(), method);
+        }
         for path in ["/sudoku.v1.SudokuService/Nope", "/", "", "/x/y/z", "/a"] {
             assert_eq!(CallKind::of_path(path).method(), "unknown", "{path}");
         }

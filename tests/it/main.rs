@@ -21,4 +21,5 @@ mod scale_out;
 mod service;
 mod signals;
 mod tls;
+mod toolkit;
 mod zstd_curl;

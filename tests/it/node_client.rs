@@ -38,6 +38,9 @@ fn node_client_talks_to_the_real_server() {
         "ok: Solve(clashing) -> INVALID_ARGUMENT",
         "ok: INVALID_ARGUMENT BadRequest: puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
         "ok: INVALID_ARGUMENT BadRequest: puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
+        "ok: Validate(clashing) -> conflict 0/8 in UNIT_KIND_ROW 0",
+        "ok: Hint -> ",
+        "ok: Generate -> 3 easy puzzles, same for seed 7",
         "all checks passed",
     ] {
         assert!(

@@ -1,6 +1,6 @@
 //! Runs examples/python against the real server: the example client checks
-//! Solve, SolveBatch, BadRequest details, health, reflection (v1 and v1alpha)
-//! and compression itself and exits non-zero on the first wrong answer.
+//! Solve, SolveBatch, BadRequest details, health, reflection (v1 and v1alpha),
+//! compression, Validate, Hint and Generate itself and exits non-zero on the first wrong answer.
 //!
 //! Needs python3 with venv, and PyPI for the first run (the virtualenv is
 //! kept in `<target>/py-venv`). Skips when that is missing, except under
@@ -40,8 +40,11 @@ fn python_client_talks_to_the_real_server() {
         "ok: INVALID_ARGUMENT BadRequest: puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
         "ok: health Check ('' and sudoku.v1.SudokuService) and Watch -> SERVING",
         "ok: reflection v1 lists",
-        "resolved sudoku.v1.SudokuService (Solve, SolveBatch)",
+        "resolved sudoku.v1.SudokuService (Generate, Hint, Rate, Solve, SolveBatch, Validate)",
         "ok: reflection v1alpha lists",
+        "ok: Validate -> 2 conflicts in the broken puzzle; the classic is unique",
+        "ok: Hint -> ",
+        "ok: Generate -> 3 medium puzzles, unique, same for seed 42",
         "all checks passed",
     ] {
         assert!(

@@ -1,0 +1,200 @@
+//! Checks a puzzle, and a player's progress on it, without judging: a grid
+//! that breaks the rules gets an answer listing how, not an error.
+//!
+//! The rule checks here are plain scans of the grid (every pair of cells of
+//! a unit, every blank cell's peers); whether the puzzle has one solution is
+//! for the engine (the service asks it).
+
+use super::{CELLS, Cell, Grid, Unit};
+
+/// Two cells of one unit holding the same digit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict {
+    /// The earlier cell.
+    pub first: Cell,
+    /// The later cell.
+    pub second: Cell,
+    /// The unit they share.
+    pub unit: Unit,
+    /// The digit both hold, 1-9.
+    pub digit: u8,
+}
+
+/// The cells of unit `index` of `kind` (0 rows, 1 columns, 2 boxes), in
+/// row-major order.
+fn unit_cells(kind: usize, index: usize) -> [usize; 9] {
+    std::array::from_fn(|k| match kind {
+        0 => index * 9 + k,
+        1 => k * 9 + index,
+        _ => (index / 3 * 3 + k / 3) * 9 + index % 3 * 3 + k % 3,
+    })
+}
+
+/// Every pair of cells that share a unit and hold the same digit: rows
+/// first, then columns, then boxes, each by unit and then by cell. A pair
+/// that shares a row and a box is listed for each. Values above 9 are not
+/// digits and are not compared.
+pub fn conflicts(grid: &Grid) -> Vec<Conflict> {
+    let mut found = Vec::new();
+    for kind in 0..3 {
+        for index in 0..9 {
+            let cells = unit_cells(kind, index);
+            for (a, &i) in cells.iter().enumerate() {
+                let d = grid.0[i];
+                if !(1..=9).contains(&d) {
+                    continue;
+                }
+                for &j in &cells[a + 1..] {
+                    if grid.0[j] == d {
+                        found.push(Conflict {
+                            first: Cell(i.min(j)),
+                            second: Cell(i.max(j)),
+                            unit: match kind {
+                                0 => Unit::Row(index),
+                                1 => Unit::Column(index),
+                                _ => Unit::Box(index),
+                            },
+                            digit: d,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The blank cells whose row, column and box hold all nine digits between
+/// them, in cell order. Only the digits in the grid count (no further
+/// reasoning), so the answer is the same whoever asks.
+pub fn cells_without_candidates(grid: &Grid) -> Vec<Cell> {
+    let (mut rows, mut cols, mut boxes) = ([0u16; 9], [0u16; 9], [0u16; 9]);
+    for (i, &d) in grid.0.iter().enumerate() {
+        if (1..=9).contains(&d) {
+            let c = Cell(i);
+            rows[c.row()] |= 1 << d;
+            cols[c.col()] |= 1 << d;
+            boxes[c.boxx()] |= 1 << d;
+        }
+    }
+    (0..CELLS)
+        .map(Cell)
+        .filter(|&c| grid.0[c.0] == 0 && rows[c.row()] | cols[c.col()] | boxes[c.boxx()] == 0x3fe)
+        .collect()
+}
+
+/// The first given of `puzzle` that `current` does not keep: a player's
+/// grid must hold every given where the puzzle has it.
+pub fn changed_given(puzzle: &Grid, current: &Grid) -> Option<(Cell, u8, u8)> {
+    (0..CELLS)
+        .find(|&i| puzzle.0[i] != 0 && current.0[i] != puzzle.0[i])
+        .map(|i| (Cell(i), puzzle.0[i], current.0[i]))
+}
+
+/// The filled cells of `current` whose digit is not the one in `solution`,
+/// in cell order.
+pub fn wrong_cells(current: &Grid, solution: &Grid) -> Vec<Cell> {
+    (0..CELLS)
+        .filter(|&i| current.0[i] != 0 && current.0[i] != solution.0[i])
+        .map(Cell)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLASSIC: &str =
+        "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
+    const CLASSIC_SOLVED: &str =
+        "534678912672195348198342567859761423426853791713924856961537284287419635345286179";
+
+    #[test]
+    fn a_legal_puzzle_has_no_conflicts_and_every_cell_has_a_candidate() {
+        let g = Grid::from_text(CLASSIC).unwrap();
+        assert!(conflicts(&g).is_empty());
+        assert!(cells_without_candidates(&g).is_empty());
+    }
+
+    #[test]
+    fn a_digit_twice_in_a_row_and_a_box_is_one_conflict_per_unit() {
+        let mut g = Grid::EMPTY;
+        g.0[0] = 4;
+        g.0[1] = 4;
+        g.0[80] = 4;
+        let found = conflicts(&g);
+        assert_eq!(
+            found,
+            vec![
+                Conflict {
+                    first: Cell(0),
+                    second: Cell(1),
+                    unit: Unit::Row(0),
+                    digit: 4
+                },
+                Conflict {
+                    first: Cell(0),
+                    second: Cell(1),
+                    unit: Unit::Box(0),
+                    digit: 4
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn conflicts_agree_with_check_givens() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..2000 {
+            let mut g = Grid::EMPTY;
+            for _ in 0..(round % 30) {
+                g.0[(next() % 81) as usize] = (next() % 10) as u8;
+            }
+            let found = conflicts(&g);
+            match g.check_givens() {
+                Ok(()) => assert!(found.is_empty(), "{g}"),
+                Err(crate::puzzle::GridError::Conflict {
+                    unit,
+                    first,
+                    second,
+                    digit,
+                }) => assert!(
+                    found.contains(&Conflict {
+                        first,
+                        second,
+                        unit,
+                        digit
+                    }),
+                    "{g}"
+                ),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_blank_whose_peers_hold_every_digit_has_no_candidate() {
+        // Row 0 holds 1-8 and column 8 holds 9: cell 8 has nothing left.
+        let g = Grid::from_text(&format!("12345678.{}9{}", ".".repeat(8), ".".repeat(63))).unwrap();
+        assert_eq!(cells_without_candidates(&g), vec![Cell(8)]);
+    }
+
+    #[test]
+    fn wrong_entries_and_changed_givens_are_found() {
+        let puzzle = Grid::from_text(CLASSIC).unwrap();
+        let solution = Grid::from_text(CLASSIC_SOLVED).unwrap();
+        let mut current = puzzle;
+        current.0[2] = 4; // right
+        current.0[3] = 1; // wrong: 6
+        assert_eq!(wrong_cells(&current, &solution), vec![Cell(3)]);
+        assert_eq!(changed_given(&puzzle, &current), None);
+        current.0[0] = 0;
+        assert_eq!(changed_given(&puzzle, &current), Some((Cell(0), 5, 0)));
+    }
+}

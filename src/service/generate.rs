@@ -1,0 +1,82 @@
+//! Generate orchestration: puzzles are made on the solver threads, a few at
+//! once (one per solver thread), and sent in index order through a bounded
+//! channel. The stream ends when the last is sent, at the first failure
+//! (its status), or as soon as the client leaves: the task stops, dropping
+//! the puzzles in the making, whose work sees its caller gone at its next
+//! attempt.
+
+use std::pin::Pin;
+use std::time::Instant;
+
+use futures::stream::FuturesOrdered;
+use futures::{Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Status;
+use tracing::Instrument;
+
+use super::convert::GeneratePlan;
+use super::status::Failure;
+use super::{Sudoku, Tenant};
+use crate::pb;
+
+/// The response stream of a Generate call.
+pub(super) type GenerateStream =
+    Pin<Box<dyn Stream<Item = Result<pb::GenerateResponse, Status>> + Send>>;
+
+impl Sudoku {
+    /// Starts generating `plan` for `tenant` under `deadline` (which covers
+    /// the whole stream) and returns the response stream.
+    pub(super) fn open_generate(
+        &self,
+        plan: GeneratePlan,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> GenerateStream {
+        let (tx, rx) = mpsc::channel(2);
+        let svc = self.clone();
+        let span = tracing::debug_span!("generate", count = plan.count, seed = plan.seed);
+        tokio::spawn(
+            async move { svc.generate_all(plan, deadline, tenant, tx).await }.instrument(span),
+        );
+        Box::pin(ReceiverStream::new(rx))
+    }
+
+    /// Makes the puzzles of `plan` and sends them in order on `tx`.
+    async fn generate_all(
+        &self,
+        plan: GeneratePlan,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+        tx: mpsc::Sender<Result<pb::GenerateResponse, Status>>,
+    ) {
+        let limits = &self.shared.limits;
+        let window = limits.solver_threads.clamp(1, limits.stream_window.max(1));
+        let mut making = FuturesOrdered::new();
+        let mut next = 0u32;
+        loop {
+            while next < plan.count && making.len() < window {
+                making.push_back(self.generate_one(plan, next, deadline, tenant));
+                next += 1;
+            }
+            let made = tokio::select! {
+                biased;
+                _ = tx.closed() => return,
+                _ = self.shared.shutdown.cancelled() => Some(Err(Failure::ShuttingDown)),
+                made = making.next() => made,
+            };
+            let sent = match made {
+                None => return,
+                Some(Ok(response)) => tx.send(Ok(response)).await,
+                Some(Err(failure)) => {
+                    tracing::debug!(?failure, "generate stream ends");
+                    let _ = tx.send(Err(failure.into())).await;
+                    return;
+                }
+            };
+            if sent.is_err() {
+                return;
+            }
+        }
+    }
+}

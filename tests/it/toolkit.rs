@@ -1,0 +1,527 @@
+//! Validate, Hint, Rate and Generate against the real server: answers, not
+//! errors, for rule-breaking puzzles; INVALID_ARGUMENT with BadRequest for
+//! malformed ones; generated puzzles unique and minimal by an independent
+//! count, the same for the same seed through the server and in-process; a
+//! cancelled or timed-out Generate stops the server's work.
+
+use std::process::Command;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use sudoku_grpc::pb;
+use sudoku_grpc::puzzle::Grid;
+use sudoku_grpc::solver::count_solutions_up_to;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+use crate::support::{CLASSIC, CLASSIC_SOLVED, TestServer};
+
+fn text(t: &str) -> Option<pb::Grid> {
+    Some(pb::Grid {
+        text: t.to_string(),
+        cells: vec![],
+    })
+}
+
+/// The BadRequest fields of a failed call.
+fn bad_fields(status: &tonic::Status) -> Vec<String> {
+    status
+        .get_details_bad_request()
+        .map(|b| b.field_violations.into_iter().map(|v| v.field).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn validate_answers_a_conflicting_puzzle_with_its_conflicts() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    // A second 5 at row 0, column 8: the classic has one at column 0 of
+    // that row, and one at row 7 of that column.
+    let mut broken = CLASSIC.to_string();
+    broken.replace_range(8..9, "5");
+    let r = client
+        .validate(pb::ValidateRequest {
+            puzzle: text(&broken),
+            current: None,
+        })
+        .await
+        .expect("a broken puzzle is answered, not refused")
+        .into_inner();
+    let found: Vec<_> = r
+        .conflicts
+        .iter()
+        .map(|c| {
+            let unit = c.unit.unwrap();
+            (c.first, c.second, c.digit, unit.kind(), unit.index)
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (0, 8, 5, pb::UnitKind::Row, 0),
+            (8, 71, 5, pb::UnitKind::Column, 8)
+        ]
+    );
+    assert!(!r.solvable && !r.unique && r.search_complete);
+}
+
+#[tokio::test]
+async fn validate_finds_a_players_wrong_entries_against_the_unique_solution() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut current = CLASSIC.to_string();
+    current.replace_range(2..3, "4"); // right
+    current.replace_range(3..4, "2"); // wrong: the solution has 6
+    let r = client
+        .validate(pb::ValidateRequest {
+            puzzle: text(CLASSIC),
+            current: text(&current),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.solvable && r.unique && r.conflicts.is_empty());
+    assert_eq!(r.solution.unwrap().text, CLASSIC_SOLVED);
+    assert_eq!(r.wrong_cells, vec![3]);
+    // A current grid that drops a given is a bad request.
+    let mut dropped = CLASSIC.to_string();
+    dropped.replace_range(0..1, ".");
+    let err = client
+        .validate(pb::ValidateRequest {
+            puzzle: text(CLASSIC),
+            current: text(&dropped),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert_eq!(bad_fields(&err), vec!["current".to_string()]);
+}
+
+#[tokio::test]
+async fn malformed_grids_are_invalid_argument_with_bad_request_on_every_new_rpc() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut bad = CLASSIC.to_string();
+    bad.replace_range(13..14, "x");
+    let statuses = [
+        client
+            .validate(pb::ValidateRequest {
+                puzzle: text(&bad),
+                current: None,
+            })
+            .await
+            .unwrap_err(),
+        client
+            .hint(pb::HintRequest {
+                puzzle: text(&bad),
+                candidates: None,
+            })
+            .await
+            .unwrap_err(),
+        client
+            .rate(pb::RateRequest { puzzle: text(&bad) })
+            .await
+            .unwrap_err(),
+    ];
+    for status in statuses {
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert_eq!(bad_fields(&status), vec!["puzzle.text".to_string()]);
+        assert!(
+            status.message().contains("row 1, column 4"),
+            "{}",
+            status.message()
+        );
+    }
+    let err = client
+        .generate(pb::GenerateRequest {
+            max_clues: 10,
+            label: pb::Label::Easy as i32,
+            min_rating: 2.0,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert_eq!(bad_fields(&err), vec!["label", "max_clues"]);
+}
+
+#[tokio::test]
+async fn a_hint_agrees_with_the_solution_and_rate_labels_the_classic_easy() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let solution = Grid::from_text(CLASSIC_SOLVED).unwrap();
+    let r = client
+        .hint(pb::HintRequest {
+            puzzle: text(CLASSIC),
+            candidates: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let step = r.step.expect("a step");
+    assert!(!step.technique_name.is_empty() && !step.explanation.is_empty());
+    assert_eq!(
+        step.technique_name,
+        step.technique()
+            .as_str_name()
+            .trim_start_matches("TECHNIQUE_")
+    );
+    assert!(!step.placements.is_empty() || !step.eliminations.is_empty());
+    for p in &step.placements {
+        assert_eq!(p.digit as u8, solution.0[p.cell as usize]);
+    }
+    for e in &step.eliminations {
+        assert_ne!(e.digit as u8, solution.0[e.cell as usize]);
+    }
+    let full = client
+        .hint(pb::HintRequest {
+            puzzle: text(CLASSIC_SOLVED),
+            candidates: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(full.solved && full.step.is_none());
+
+    let rated = client
+        .rate(pb::RateRequest {
+            puzzle: text(CLASSIC),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rated.outcome(), pb::Outcome::Solved);
+    let rating = rated.rating.unwrap();
+    assert!(rating.solved_by_techniques);
+    assert_eq!(rating.label(), pb::Label::Easy);
+    assert!(rating.counts.iter().map(|c| c.count).sum::<u32>() >= 51);
+    // Several solutions: answered, without a rating.
+    let open = client
+        .rate(pb::RateRequest {
+            puzzle: text(&".".repeat(81)),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(open.outcome(), pb::Outcome::MultipleSolutions);
+    assert!(open.rating.is_none());
+}
+
+async fn generate(
+    client: &mut pb::sudoku_service_client::SudokuServiceClient<tonic::transport::Channel>,
+    request: pb::GenerateRequest,
+) -> Vec<pb::GenerateResponse> {
+    let mut stream = client.generate(request).await.unwrap().into_inner();
+    let mut out = Vec::new();
+    while let Some(r) = stream.message().await.unwrap() {
+        out.push(r);
+    }
+    out
+}
+
+/// Counted with a fresh engine per count: one solution, and two or more
+/// once any single clue is removed.
+fn assert_unique_and_minimal(puzzle: &Grid) {
+    assert_eq!(count_solutions_up_to(puzzle, 2), 1, "{puzzle}");
+    for c in 0..81 {
+        if puzzle.0[c] != 0 {
+            let mut p = *puzzle;
+            p.0[c] = 0;
+            assert_eq!(count_solutions_up_to(&p, 2), 2, "{puzzle} without cell {c}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn generated_puzzles_are_unique_minimal_rated_and_the_same_for_the_same_seed() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let request = pb::GenerateRequest {
+        count: 12,
+        label: pb::Label::Medium as i32,
+        seed: Some(2026),
+        ..Default::default()
+    };
+    let first = generate(&mut client, request).await;
+    let again = generate(&mut client, request).await;
+    assert_eq!(first.len(), 12);
+    assert_eq!(first, again, "the same seed gave different puzzles");
+    for (i, r) in first.iter().enumerate() {
+        assert_eq!(r.index as usize, i);
+        assert_eq!(r.seed, 2026);
+        let p = r.puzzle.as_ref().unwrap();
+        let puzzle = Grid::from_text(&p.puzzle.as_ref().unwrap().text).unwrap();
+        let solution = Grid::from_text(&p.solution.as_ref().unwrap().text).unwrap();
+        assert!(solution.is_valid_solution() && puzzle.is_kept_by(&solution));
+        assert_unique_and_minimal(&puzzle);
+        assert!(p.minimal);
+        assert_eq!(p.clues as usize, puzzle.givens());
+        assert_eq!(p.rating.as_ref().unwrap().label(), pb::Label::Medium);
+    }
+    // A symmetric request keeps its symmetry.
+    let sym = generate(
+        &mut client,
+        pb::GenerateRequest {
+            count: 3,
+            symmetry: pb::Symmetry::Rotate180 as i32,
+            min_clues: 22,
+            max_clues: 32,
+            seed: Some(5),
+            ..Default::default()
+        },
+    )
+    .await;
+    for r in sym {
+        let p = r.puzzle.unwrap();
+        let g = Grid::from_text(&p.puzzle.unwrap().text).unwrap();
+        assert!((22..=32).contains(&p.clues));
+        assert_eq!(count_solutions_up_to(&g, 2), 1);
+        for c in 0..81 {
+            assert_eq!(g.0[c] == 0, g.0[80 - c] == 0, "{g}");
+        }
+    }
+}
+
+#[test]
+fn generate_local_and_through_the_server_print_the_same_puzzles() {
+    let server = TestServer::start_detached();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+            .args(["generate", "-n", "6", "--seed", "77", "--level", "hard"])
+            .args(["--symmetry", "diagonal", "--output", "jsonl"])
+            .args(extra)
+            .output()
+            .expect("the sudoku binary runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let remote = run(&["--server", &server.url()]);
+    let local = run(&["--local", "--threads", "1"]);
+    let local_two = run(&["--local", "--threads", "2"]);
+    assert_eq!(remote.lines().count(), 6, "{remote}");
+    assert!(
+        remote.lines().all(|l| l.contains("\"label\":\"hard\"")),
+        "{remote}"
+    );
+    assert_eq!(remote, local);
+    assert_eq!(local, local_two);
+}
+
+/// Waits until nothing has been solving on `server` for 100 ms on end, or
+/// panics after `within`.
+async fn wait_idle(server: &TestServer, within: Duration, what: &str) -> Duration {
+    let started = Instant::now();
+    let mut quiet_since = None;
+    loop {
+        if server.gauges.solving.load(Ordering::Relaxed) > 0 {
+            quiet_since = None;
+        } else if quiet_since.get_or_insert_with(Instant::now).elapsed()
+            > Duration::from_millis(100)
+        {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < within,
+            "{what}: the server is still generating"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_generate_stops_the_servers_work() {
+    let server = TestServer::start_with(|c| c.workers = 2, |s| s).await;
+    let mut client = server.client().await;
+    let mut stream = client
+        .generate(pb::GenerateRequest {
+            count: 10_000,
+            label: pb::Label::Expert as i32,
+            seed: Some(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = stream.next().await.unwrap().unwrap();
+    assert_eq!(first.index, 0);
+    let started = Instant::now();
+    while server.gauges.solving.load(Ordering::Relaxed) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "nothing generating"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    drop(stream);
+    wait_idle(&server, Duration::from_secs(2), "after the client left").await;
+}
+
+#[tokio::test]
+async fn a_generate_past_its_deadline_ends_deadline_exceeded_and_stops() {
+    let server = TestServer::start_with(|c| c.workers = 2, |s| s).await;
+    let mut client = server.client().await;
+    let mut request = tonic::Request::new(pb::GenerateRequest {
+        count: 10_000,
+        label: pb::Label::Expert as i32,
+        seed: Some(3),
+        ..Default::default()
+    });
+    request.set_timeout(Duration::from_millis(300));
+    let started = Instant::now();
+    let end = match client.generate(request).await {
+        Err(status) => status,
+        Ok(response) => {
+            let mut stream = response.into_inner();
+            loop {
+                match stream.message().await {
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("10,000 expert puzzles in 300 ms"),
+                    Err(status) => break status,
+                }
+            }
+        }
+    };
+    assert_eq!(end.code(), Code::DeadlineExceeded, "{end:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    wait_idle(&server, Duration::from_secs(2), "after the deadline").await;
+}
+
+#[tokio::test]
+async fn an_impossible_generate_ends_resource_exhausted_naming_the_budget() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let err = async {
+        let mut stream = client
+            .generate(pb::GenerateRequest {
+                count: 1,
+                max_clues: 17,
+                seed: Some(1),
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
+        while stream.message().await?.is_some() {}
+        Ok::<_, tonic::Status>(())
+    }
+    .await
+    .expect_err("no 17-clue puzzle in the budget");
+    assert_eq!(err.code(), Code::ResourceExhausted);
+    assert!(err.message().contains("attempts"), "{}", err.message());
+}
+
+#[tokio::test]
+async fn reflection_lists_the_new_methods() {
+    use prost::Message;
+    use tonic_reflection::pb::v1::{
+        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+    };
+    let server = TestServer::start().await;
+    let mut refl = ServerReflectionClient::new(server.channel().await);
+    let req = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::FileContainingSymbol(
+            "sudoku.v1.SudokuService".into(),
+        )),
+    };
+    let mut out = refl
+        .server_reflection_info(tokio_stream::iter(vec![req]))
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(MessageResponse::FileDescriptorResponse(files)) =
+        out.message().await.unwrap().unwrap().message_response
+    else {
+        panic!("expected file descriptors");
+    };
+    let methods: Vec<String> = files
+        .file_descriptor_proto
+        .iter()
+        .filter_map(|b| prost_types::FileDescriptorProto::decode(b.as_slice()).ok())
+        .flat_map(|f| f.service)
+        .filter(|s| s.name() == "SudokuService")
+        .flat_map(|s| s.method)
+        .map(|m| m.name().to_string())
+        .collect();
+    for m in [
+        "Solve",
+        "SolveBatch",
+        "Validate",
+        "Hint",
+        "Rate",
+        "Generate",
+    ] {
+        assert!(
+            methods.iter().any(|n| n == m),
+            "{m} missing from {methods:?}"
+        );
+    }
+}
+
+#[test]
+fn validate_hint_and_rate_commands_answer_the_same_locally_and_through_the_server() {
+    let server = TestServer::start_detached();
+    let input = format!(
+        "{CLASSIC}\n{}\n5.......5{}\n",
+        ".".repeat(81),
+        ".".repeat(72)
+    );
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the sudoku binary runs");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let url = server.url();
+    for command in ["validate", "hint", "rate"] {
+        for output in ["text", "jsonl"] {
+            let remote = run(&[command, "--server", &url, "--output", output]);
+            let local = run(&[command, "--local", "--output", output]);
+            assert_eq!(remote, local, "{command} --output {output}");
+            assert_eq!(remote.1.lines().count(), 3, "{command}: {}", remote.1);
+        }
+    }
+    let (code, text, _) = run(&["validate", "--server", &url]);
+    assert_eq!(code, Some(1));
+    let lines: Vec<_> = text.lines().collect();
+    assert_eq!(lines[0], "line 1: unique");
+    assert_eq!(lines[1], "line 2: several solutions");
+    assert_eq!(
+        lines[2],
+        "line 3: no solution; conflicts: r1c1 and r1c9 both hold 5 in row 1"
+    );
+    let (_, rated, _) = run(&["rate", "--server", &url]);
+    let rated: Vec<_> = rated.lines().collect();
+    assert!(rated[0].starts_with("line 1: easy "), "{rated:?}");
+    assert_eq!(rated[1], "line 2: not rated: several solutions");
+    assert!(
+        rated[2].starts_with("line 3: error: INVALID_ARGUMENT"),
+        "{rated:?}"
+    );
+    let (_, hinted, _) = run(&["hint", "--server", &url]);
+    assert!(
+        hinted.lines().next().unwrap().starts_with("line 1: "),
+        "{hinted}"
+    );
+}
