@@ -15,6 +15,7 @@ use hyper_util::rt::TokioExecutor;
 use prost::Message;
 use sudoku_grpc::pb;
 use sudoku_grpc::puzzle::Grid;
+use sudoku_grpc::telemetry::metrics::ConnectionClosed;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_stream::StreamExt;
@@ -627,6 +628,11 @@ async fn a_slow_http1_head_is_closed_at_the_header_read_timeout() {
     assert!(first <= Duration::from_secs(3), "{first:?}");
     let second = second.expect("an unfinished second head still open after 8 s");
     assert!(second <= Duration::from_secs(3), "{second:?}");
+    assert_eq!(
+        server.gauges.closed(ConnectionClosed::HeaderTimeout),
+        2,
+        "both counted as header timeouts"
+    );
     // Still serving.
     let answer = web_call(server.addr, SOLVE, &solve_request(CLASSIC), false, None).await;
     assert_eq!(answer.status().code(), Code::Ok);

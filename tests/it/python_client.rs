@@ -39,7 +39,7 @@ fn python_client_talks_to_the_real_server() {
         "ok: INVALID_ARGUMENT BadRequest: puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
         "ok: health Check ('' and sudoku.v1.SudokuService) and Watch -> SERVING",
         "ok: reflection v1 lists",
-        "resolved sudoku.v1.SudokuService (Solve, SolveBatch)",
+        "resolved sudoku.v1.SudokuService (Solve, SolveBatch, SolveStream)",
         "ok: reflection v1alpha lists",
         "all checks passed",
     ] {
