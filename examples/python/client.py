@@ -302,10 +302,13 @@ def demo_reflection(channel):
     pool = DescriptorPool(db)
     service = pool.FindServiceByName(SERVICE)
     methods = {m.name: m for m in service.methods}
-    want = {"Solve", "SolveBatch", "Validate", "Hint", "Rate", "Generate"}
+    want = {"Solve", "SolveBatch", "Validate", "Hint", "Rate", "Generate", "SolveStream"}
     check(set(methods) == want, f"methods {sorted(methods)}")
     solve_batch = methods["SolveBatch"]
     check(solve_batch.input_type.full_name == "sudoku.v1.SolveBatchRequest", "input type")
+    solve_stream = methods["SolveStream"]
+    check(solve_stream.server_streaming and not solve_stream.client_streaming,
+          "SolveStream streams from the server only")
     # The descriptors are complete: google.rpc.Status resolves too.
     result = pool.FindMessageTypeByName("sudoku.v1.BatchResult")
     check(result.fields_by_name["error"].message_type.full_name == "google.rpc.Status",

@@ -19,7 +19,8 @@ pub use crate::telemetry::LogFormat;
     after_help = "Log levels come from RUST_LOG (default: info), e.g. RUST_LOG=sudoku_grpc=debug."
 )]
 pub struct Config {
-    /// Address to listen on for gRPC (plaintext HTTP/2).
+    /// Address to listen on: gRPC over HTTP/2 (plaintext h2c), and
+    /// gRPC-Web over HTTP/1.1 or HTTP/2, on the same port.
     #[arg(long, env = "SUDOKU_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
 
@@ -36,6 +37,15 @@ pub struct Config {
     /// signed by one of them (mutual TLS).
     #[arg(long, env = "SUDOKU_TLS_CLIENT_CA", requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
+
+    /// An origin whose pages may call the service through gRPC-Web, as a
+    /// browser writes it (`https://app.example.com`, `http://localhost:8080`):
+    /// repeat the flag or separate origins with commas. None by default: no
+    /// CORS headers are sent, so browsers refuse calls from pages on other
+    /// origins.
+    #[arg(long = "cors-origin", env = "SUDOKU_CORS_ORIGIN", value_delimiter = ',',
+          value_parser = parse_origin)]
+    pub cors_origins: Vec<String>,
 
     /// Address to serve Prometheus metrics on (GET /metrics); off when unset.
     #[arg(long, env = "SUDOKU_METRICS_LISTEN")]
@@ -310,6 +320,31 @@ impl Config {
     }
 }
 
+/// An origin as `Origin` headers carry it: a scheme (http or https), a
+/// host and an optional port, with nothing after them; lowercased, as
+/// browsers send it.
+fn parse_origin(text: &str) -> Result<String, String> {
+    let origin = text.trim().to_ascii_lowercase();
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))
+        .ok_or_else(|| {
+            format!("{text:?} is not an origin: it must start with http:// or https://")
+        })?;
+    if rest.is_empty() {
+        return Err(format!("{text:?} is not an origin: it names no host"));
+    }
+    if let Some(c) = rest
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']')))
+    {
+        return Err(format!(
+            "{text:?} is not an origin: {c:?} cannot appear in one (no path, not even a trailing '/')"
+        ));
+    }
+    Ok(origin)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,7 +359,36 @@ mod tests {
         assert_eq!(c.handshake_timeout(), Duration::from_secs(10));
         assert_eq!(c.header_read_timeout(), Duration::from_secs(10));
         assert_eq!(c.max_connections, 1024);
+        assert!(c.cors_origins.is_empty());
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn cors_origins_repeat_or_come_as_a_list_and_must_be_origins() {
+        let c = Config::parse_from([
+            "sudoku-server",
+            "--cors-origin",
+            "https://App.example.com,http://localhost:8080",
+            "--cors-origin=http://[::1]:3000",
+        ]);
+        assert_eq!(
+            c.cors_origins,
+            [
+                "https://app.example.com",
+                "http://localhost:8080",
+                "http://[::1]:3000"
+            ]
+        );
+        for bad in [
+            "app.example.com",
+            "https://a.example/",
+            "https://",
+            "*",
+            "ftp://a",
+        ] {
+            let parsed = Config::try_parse_from(["sudoku-server", "--cors-origin", bad]);
+            assert!(parsed.is_err(), "{bad} accepted");
+        }
     }
 
     #[test]

@@ -1,12 +1,16 @@
-//! One accepted connection's life: HTTP/2 served until the peer leaves, or
+//! One accepted connection's life: HTTP/2 (or HTTP/1.1, for gRPC-Web)
+//! served until the peer leaves, or
 //! until a GOAWAY (on drain or old age) and its grace period are over, and
 //! then a lingering close of the socket.
 
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -14,8 +18,10 @@ use tokio_util::task::TaskTracker;
 use super::Edge;
 use super::admission::Ticket;
 use super::budget::Metered;
+use super::cors::{Cors, Origins};
 use super::deadlines::Deadlines;
-use crate::service::{SOLVE_BATCH_PATH, Share, Tenant};
+use super::grpc_web::GrpcWeb;
+use crate::service::{SOLVE_BATCH_PATH, SOLVE_STREAM_PATH, Share, Tenant};
 
 /// How old a connection must be before a drain sends it GOAWAY (see
 /// `Connection::serve`).
@@ -25,8 +31,11 @@ const NEW_CONNECTION_GRACE: Duration = Duration::from_millis(100);
 pub(super) struct Connection {
     /// Where the socket lingers after the connection ends (see [`Lingering`]).
     pub(super) lingering: TaskTracker,
-    pub(super) http2: hyper::server::conn::http2::Builder<TokioExecutor>,
+    /// HTTP/2 and HTTP/1.1, whichever the client's first bytes speak.
+    pub(super) http: auto::Builder<TokioExecutor>,
     pub(super) routes: Edge,
+    /// The origins CORS allows (none: no CORS).
+    pub(super) origins: Option<Origins>,
     pub(super) peer: SocketAddr,
     /// Tags every request of this connection.
     pub(super) tenant: Tenant,
@@ -45,7 +54,7 @@ pub(super) struct Connection {
 }
 
 impl Connection {
-    /// Serves HTTP/2 on `io` until the peer leaves, misses a deadline or
+    /// Serves HTTP/2 or HTTP/1.1 on `io` until the peer leaves, misses a deadline or
     /// is told to make room (`ticket`), or until a GOAWAY (on shutdown or
     /// old age) and its grace period are over.
     pub(super) async fn serve<I>(self, io: I, ticket: Ticket)
@@ -54,8 +63,9 @@ impl Connection {
     {
         let Connection {
             lingering,
-            http2,
+            http,
             routes,
+            origins,
             peer,
             tenant,
             share,
@@ -67,6 +77,7 @@ impl Connection {
             handshake_deadline,
             header_timeout,
         } = self;
+        let timed_out = Arc::new(AtomicBool::new(false));
         let io = Lingering {
             io: Some(Deadlines::new(
                 io,
@@ -75,16 +86,21 @@ impl Connection {
                 header_timeout,
             )),
             tasks: lingering,
+            timed_out: timed_out.clone(),
         };
-        let conn = http2.serve_connection(
-            TokioIo::new(io),
-            TowerToHyperService::new(PerConnection {
+        // CORS first; then gRPC-Web is translated to gRPC, so that below it
+        // the budget reads the gRPC framing of decoded bytes (not base64),
+        // and every call, gRPC-Web or not, is counted and answered alike.
+        let service = Cors {
+            inner: GrpcWeb::new(PerConnection {
                 routes,
                 tenant,
                 share,
                 max_message,
             }),
-        );
+            origins,
+        };
+        let conn = http.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
         tokio::pin!(conn);
         let aged = async {
             match max_age {
@@ -100,6 +116,9 @@ impl Connection {
             tokio::select! {
                 result = conn.as_mut() => {
                     if let Err(e) = result {
+                        if e.downcast_ref::<hyper::Error>().is_some_and(|e| e.is_timeout()) {
+                            timed_out.store(true, Ordering::Relaxed);
+                        }
                         tracing::debug!(%peer, error = %e, "connection ended with an error");
                     }
                     break;
@@ -162,9 +181,9 @@ where
     fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(self.tenant);
-        // Only SolveBatch's handler charges the messages it decodes; the
+        // Only the streams' handlers charge the messages they hold; the
         // other routes are spared the extension's allocation.
-        if parts.uri.path() == SOLVE_BATCH_PATH {
+        if matches!(parts.uri.path(), SOLVE_BATCH_PATH | SOLVE_STREAM_PATH) {
             parts.extensions.insert(self.share.clone());
         }
         let body = Metered::new(body, self.share.clone(), self.max_message);
@@ -193,11 +212,17 @@ const LINGER: Duration = Duration::from_secs(2);
 struct Lingering<I: tokio::io::AsyncRead + Unpin + Send + 'static> {
     io: Option<Deadlines<I>>,
     tasks: TaskTracker,
+    /// Set when hyper ended the connection for a timeout of its own (an
+    /// HTTP/1.1 request head too slow): see [`Deadlines::hyper_timed_out`].
+    timed_out: Arc<AtomicBool>,
 }
 
 impl<I: tokio::io::AsyncRead + Unpin + Send + 'static> Drop for Lingering<I> {
     fn drop(&mut self) {
         let Some(mut io) = self.io.take() else { return };
+        if self.timed_out.load(Ordering::Relaxed) {
+            io.hyper_timed_out();
+        }
         if !io.should_linger() || tokio::runtime::Handle::try_current().is_err() {
             return;
         }

@@ -16,6 +16,12 @@
 //! when it fires and the read fails with `TimedOut`, which ends the
 //! connection. The same read fails when the admission tells a connection
 //! still in its handshake to make room (see [`super::admission`]).
+//!
+//! A connection whose first bytes are not the preface but an HTTP/1.1
+//! request line (gRPC-Web from a browser) owes its first request head as
+//! its handshake ([`Http1Head`]); hyper's own `header_read_timeout` times
+//! every head after it (and the first too), and a connection it closes for
+//! that is counted and closed here like one cut for a header deadline.
 
 use std::io;
 use std::pin::Pin;
@@ -72,6 +78,41 @@ pub(super) struct Frames {
     /// Not HTTP/2 (a wrong preface, a first frame other than SETTINGS):
     /// stop following; hyper refuses the connection itself.
     lost: bool,
+    /// HTTP/1.1 instead (see [`Http1Head`]), once the first bytes said so.
+    http1: Option<Http1Head>,
+}
+
+/// An HTTP/1.1 connection's first request head, followed until its blank
+/// line. Its handshake is that head: a client that never speaks, or sends
+/// its first head a byte at a time, is cut at the handshake deadline as an
+/// HTTP/2 one is. Later heads are hyper's to time (`header_read_timeout`,
+/// which runs from the moment hyper waits for a head): following HTTP/1.1
+/// bodies byte by byte would mean parsing lengths and chunks here.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Http1Head {
+    /// Bytes of `\r\n\r\n` matched so far.
+    matched: u8,
+    /// The blank line came: the handshake is over.
+    done: bool,
+}
+
+impl Http1Head {
+    fn feed(&mut self, bytes: &[u8]) {
+        const END: &[u8; 4] = b"\r\n\r\n";
+        for &b in bytes {
+            if self.done {
+                return;
+            }
+            self.matched = if b == END[self.matched as usize] {
+                self.matched + 1
+            } else if b == b'\r' {
+                1
+            } else {
+                0
+            };
+            self.done = self.matched == 4;
+        }
+    }
 }
 
 impl Frames {
@@ -87,6 +128,7 @@ impl Frames {
             settled: false,
             in_block: false,
             lost: false,
+            http1: None,
         }
     }
 
@@ -95,12 +137,28 @@ impl Frames {
     /// starts now rather than at an earlier read.
     pub(super) fn feed(&mut self, mut bytes: &[u8]) -> bool {
         let mut fresh = false;
+        if let Some(head) = &mut self.http1 {
+            head.feed(bytes);
+            return false;
+        }
         while !bytes.is_empty() && !self.lost {
             if self.preface < PREFACE.len() {
                 let want = &PREFACE[self.preface..];
                 let n = want.len().min(bytes.len());
                 if bytes[..n] != want[..n] {
                     self.lost = true;
+                    // An HTTP/1.1 request line starts with a method, in
+                    // capitals; the preface's own blank line comes at
+                    // byte 18, so a mismatch before it leaves none behind.
+                    let first = if self.preface == 0 { bytes[0] } else { b'P' };
+                    if first.is_ascii_uppercase() && self.preface < 18 {
+                        let mut head = Http1Head {
+                            matched: 0,
+                            done: false,
+                        };
+                        head.feed(bytes);
+                        self.http1 = Some(head);
+                    }
                     break;
                 }
                 self.preface += n;
@@ -159,6 +217,13 @@ impl Frames {
 
     /// What the client owes now.
     pub(super) fn owed(&self) -> Owed {
+        if let Some(head) = &self.http1 {
+            return if head.done {
+                Owed::Nothing
+            } else {
+                Owed::Handshake
+            };
+        }
         // A connection that is not HTTP/2 never settles: its handshake
         // deadline stands until hyper refuses it.
         if !self.settled {
@@ -210,6 +275,17 @@ impl<I> Deadlines<I> {
     /// descriptor is free for the connection that needed it.
     pub(super) fn should_linger(&self) -> bool {
         self.cut.is_none()
+    }
+
+    /// hyper closed the connection for a timeout of its own: on HTTP/1.1,
+    /// that is a request head past `header_read_timeout`, which counts as
+    /// the header deadline, and the socket is closed at once like any
+    /// connection cut for a deadline. (On HTTP/2, hyper's only timeout is
+    /// the keepalive ping's, which is not a header deadline.)
+    pub(super) fn hyper_timed_out(&mut self) {
+        if self.frames.http1.is_some() && self.cut.is_none() {
+            let _ = self.cut(ConnectionClosed::HeaderTimeout);
+        }
     }
 
     /// Follows bytes the client sent, moving the deadline with what it owes.
@@ -371,10 +447,33 @@ mod tests {
         f.feed(&PREFACE[..12]);
         assert_eq!(f.owed(), Owed::Handshake);
         let mut f = Frames::new();
-        f.feed(b"GET / HTTP/1.1\r\n\r\n");
+        f.feed(b"\x16\x03\x01 not http");
         assert_eq!(f.owed(), Owed::Handshake);
         f.feed(&handshake());
         assert_eq!(f.owed(), Owed::Handshake, "not followed once lost");
+    }
+
+    #[test]
+    fn an_http1_connection_owes_its_first_request_head_only() {
+        let mut f = Frames::new();
+        f.feed(b"POST /sudoku.v1.SudokuService/Solve HTTP/1.1\r\nHost: x\r\n");
+        assert_eq!(f.owed(), Owed::Handshake);
+        f.feed(b"content-length: 3\r\n\r");
+        assert_eq!(f.owed(), Owed::Handshake, "half a blank line");
+        f.feed(b"\nabc");
+        assert_eq!(f.owed(), Owed::Nothing);
+        f.feed(b"POST / HTTP/1.1\r\n");
+        assert_eq!(f.owed(), Owed::Nothing, "later heads are hyper's to time");
+    }
+
+    #[test]
+    fn an_http1_head_split_at_every_byte_is_followed() {
+        let mut f = Frames::new();
+        for b in b"OPTIONS / HTTP/1.1\r\nOrigin: a\r\r\n\r\n" {
+            assert_eq!(f.owed(), Owed::Handshake);
+            f.feed(&[*b]);
+        }
+        assert_eq!(f.owed(), Owed::Nothing);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The server's assembly: SudokuService, health and reflection behind one
 //! set of routes, served over HTTP/2 (optionally TLS) on a bound listener
-//! until a signal, then drained.
+//! until a signal, then drained. The same routes answer gRPC-Web, over
+//! HTTP/1.1 or HTTP/2, behind CORS for the configured origins.
 //!
 //! | file | its job |
 //! |---|---|
@@ -8,9 +9,11 @@
 //! | `calls.rs` | every call counted at the edge, whoever answered it |
 //! | `listener.rs` | the listening socket, its backlog, the shutdown signal |
 //! | `admission.rs` | the cap on connections, room for new ones while silent ones flood in |
-//! | `connection.rs` | one connection's life: HTTP/2, GOAWAY on drain or age, lingering close |
-//! | `deadlines.rs` | the handshake and header-block deadlines, following HTTP/2 framing |
-//! | `http2.rs` | HTTP/2 settings, compression encodings and how they are advertised |
+//! | `connection.rs` | one connection's life: HTTP/2 or HTTP/1.1, GOAWAY on drain or age, lingering close |
+//! | `deadlines.rs` | the handshake and header-block deadlines, following HTTP/2 framing (and an HTTP/1.1 first head) |
+//! | `http2.rs` | HTTP/2 and HTTP/1.1 settings, compression encodings and how they are advertised |
+//! | `cors.rs` | CORS for the `--cors-origin` origins, and no others |
+//! | `grpc_web.rs` | gRPC-Web translated to gRPC (tonic-web), statuses in a trailers frame |
 //! | `tls.rs` | the TLS acceptor (mutual TLS with a client CA) |
 //! | `health.rs` | health that turns NOT_SERVING on drain, and reflection |
 //! | `budget.rs` | the request body wrapper that charges received messages to the connection's share |
@@ -34,6 +37,7 @@ use crate::telemetry::metrics::{self, ConnectionClosed, Gauges};
 use admission::{Admission, Admit};
 use calls::Calls;
 use connection::Connection;
+use cors::Origins;
 use health::DrainingHealth;
 use http2::{AdvertiseEncodings, ENCODINGS};
 use listener::take_backlog;
@@ -44,7 +48,9 @@ mod budget;
 mod calls;
 pub mod config;
 mod connection;
+mod cors;
 mod deadlines;
+mod grpc_web;
 mod health;
 mod http2;
 mod listener;
@@ -56,7 +62,8 @@ pub use listener::shutdown_signal;
 /// The fully qualified name of the solving service, as health reports it.
 pub const SERVICE_NAME: &str = "sudoku.v1.SudokuService";
 
-/// Every route of the server, as each connection serves them.
+/// Every route of the server, as each connection serves them (behind CORS
+/// and gRPC-Web, see `connection.rs`).
 type Edge = Calls<AdvertiseEncodings<tonic::service::Routes>>;
 
 /// A server ready to run on a bound listener.
@@ -165,12 +172,13 @@ impl Prepared {
             ),
             config.max_message_bytes,
         );
+        let origins = Origins::new(&config.cors_origins);
 
-        // HTTP/2 is served with hyper directly rather than through tonic's
+        // HTTP/2 (and HTTP/1.1) is served with hyper directly rather than through tonic's
         // Server: its built-in grpc-timeout layer answers an expired deadline
         // with CANCELLED, where gRPC says DEADLINE_EXCEEDED. The handlers
         // enforce deadlines themselves.
-        let http2 = http2::builder(&config);
+        let http = http2::builder(&config);
         let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
         let max_age = secs(config.max_connection_age_secs);
         let age_grace = Duration::from_secs(config.max_connection_age_grace_secs);
@@ -205,8 +213,9 @@ impl Prepared {
             let _ = stream.set_nodelay(true);
             let conn = Connection {
                 lingering: connections.clone(),
-                http2: http2.clone(),
+                http: http.clone(),
                 routes: routes.clone(),
+                origins: origins.clone(),
                 peer,
                 tenant: Tenant(accepted),
                 share: budget.share(),

@@ -52,6 +52,7 @@ pub(super) fn tls_acceptor(
     let mut tls = builder
         .with_single_cert(certs, key)
         .context("the TLS certificate and key do not match")?;
-    tls.alpn_protocols = vec![b"h2".to_vec()];
+    // h2 first: gRPC needs it; HTTP/1.1 for gRPC-Web clients without it.
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(tls)))
 }

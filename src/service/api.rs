@@ -6,7 +6,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
@@ -18,7 +18,7 @@ use super::convert::{
 use super::generate::GenerateStream;
 use super::schedule::count_failure;
 use super::status::{Failure, violation};
-use super::stream::BatchStream;
+use super::stream::{BatchStream, SolveStream};
 use super::{Sudoku, Tenant};
 use crate::logic::{self, Candidates, LogicError};
 use crate::pb::{self, sudoku_service_server::SudokuService};
@@ -349,13 +349,37 @@ impl SudokuService for Sudoku {
         let deadline = deadline_of(request.metadata());
         let tenant = tenant_of(&request);
         let share = request.extensions().get::<Share>().cloned();
+        let inbound = request.into_inner().map(|msg| msg.map(|msg| (msg, 0)));
         Ok(Response::new(self.open_batch(
-            request.into_inner(),
+            inbound,
+            "SolveBatch",
             deadline,
             tenant,
             share,
         )))
     }
+
+    // --- SolveStream -----------------------------------------------------
+
+    type SolveStreamStream = SolveStream;
+
+    async fn solve_stream(
+        &self,
+        request: Request<pb::SolveStreamRequest>,
+    ) -> Result<Response<Self::SolveStreamStream>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let tenant = tenant_of(&request);
+        let share = request.extensions().get::<Share>().cloned();
+        match self.open_stream(request.into_inner(), deadline, tenant, share) {
+            Ok(stream) => Ok(Response::new(stream)),
+            Err(failure) => {
+                count_failure(&self.shared.gauges, &failure);
+                Err(failure.into())
+            }
+        }
+    }
+
+    // --- end of SolveStream ----------------------------------------------
 }
 
 /// A seed for a Generate call that sets none: from the clock and the

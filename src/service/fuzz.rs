@@ -37,7 +37,7 @@ pub fn fuzz_request(
                 return Err(Failure::TooManyItems { found, max }.into());
             }
             // Without a deadline every item is answered.
-            svc.solve_message(msg, None, Tenant::default())
+            svc.solve_message(msg, 0, None, Tenant::default())
                 .await
                 .ok_or_else(|| Status::internal("a batch without a deadline was cut short"))
         } else {

@@ -8,7 +8,7 @@
 //! | `convert.rs` | wire to domain and back: grids, options, deadlines, answers |
 //! | `status.rs` | every failure, and the one map from a failure to a gRPC status |
 //! | `schedule.rs` | where work runs and when it stops: inline budget, solver threads, slices, deadlines, the work budget |
-//! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends |
+//! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends; SolveStream on top of it |
 //! | `generate.rs` | Generate orchestration: puzzles made in parallel, sent in order, stopped when the client leaves |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |
 //! | `budget.rs` | request bytes held at once: the server-wide budget and each connection's share |
@@ -49,6 +49,10 @@ pub struct Tenant(pub u64);
 /// wait in a window: the server gives its requests the connection's
 /// [`Share`] (other requests need none, and pay nothing for it).
 pub const SOLVE_BATCH_PATH: &str = "/sudoku.v1.SudokuService/SolveBatch";
+
+/// The path of SolveStream, whose items wait in a window as SolveBatch
+/// messages do.
+pub const SOLVE_STREAM_PATH: &str = "/sudoku.v1.SudokuService/SolveStream";
 
 /// Limits the service applies to every call.
 #[derive(Debug, Clone)]

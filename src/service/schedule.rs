@@ -93,14 +93,19 @@ impl Sudoku {
     /// `None` when the stream's deadline passed on the way, as then no
     /// further results are sent. Dropping the future (the client left, or
     /// the deadline) stops the work at the current item's next slice.
+    ///
+    /// `first_index` is where the message's first item stands in the
+    /// client's request, for the field paths of errors: 0 for a SolveBatch
+    /// message, the item's index for one of a SolveStream request's items.
     pub(super) async fn solve_message(
         &self,
         request: pb::SolveBatchRequest,
+        first_index: usize,
         deadline: Option<Instant>,
         tenant: Tenant,
     ) -> Option<pb::SolveBatchResponse> {
         let (reply, replied) = oneshot::channel();
-        let message = BatchMessage::new(self.shared.clone(), request, deadline, reply);
+        let message = BatchMessage::new(self.shared.clone(), request, first_index, deadline, reply);
         self.shared.pool.submit(tenant, Box::new(message));
         // Panics are caught per item, so the reply always comes unless the
         // deadline passed or the caller left.
@@ -271,6 +276,8 @@ pub(super) fn count_failure(gauges: &Gauges, failure: &Failure) {
 struct BatchMessage {
     shared: Arc<Shared>,
     request: pb::SolveBatchRequest,
+    /// The index of `request.items[0]` in the client's request.
+    first_index: usize,
     /// The message's options, read once for all its items.
     limit: Result<u32, Failure>,
     deadline: Option<Instant>,
@@ -299,10 +306,12 @@ impl BatchMessage {
     fn new(
         shared: Arc<Shared>,
         request: pb::SolveBatchRequest,
+        first_index: usize,
         deadline: Option<Instant>,
         reply: oneshot::Sender<Option<pb::SolveBatchResponse>>,
     ) -> BatchMessage {
         BatchMessage {
+            first_index,
             limit: parse_limit(request.options.as_ref(), "options"),
             results: Vec::with_capacity(request.items.len()),
             shared,
@@ -375,7 +384,7 @@ impl Work for BatchMessage {
                 }
                 None => match (&self.limit, parse_grid(item.puzzle.as_ref(), "puzzle")) {
                     (Err(e), _) => Err(e.clone()),
-                    (_, Err(e)) => Err(e.prefixed(&format!("items[{i}]"))),
+                    (_, Err(e)) => Err(e.prefixed(&format!("items[{}]", self.first_index + i))),
                     (Ok(limit), Ok((grid, form))) => {
                         let job = Job {
                             grid,
@@ -682,7 +691,8 @@ mod tests {
         let mut answers = Vec::new();
         for sliced in [false, true] {
             let (reply, mut replied) = oneshot::channel();
-            let mut message = BatchMessage::new(svc.shared.clone(), request.clone(), None, reply);
+            let mut message =
+                BatchMessage::new(svc.shared.clone(), request.clone(), 0, None, reply);
             let turns = run_to_end(&mut message, sliced);
             let response = replied.try_recv().unwrap().expect("a response");
             answers.push((turns, timeless(response)));
@@ -741,13 +751,13 @@ mod tests {
             options: None,
         };
         let (reply, replied) = oneshot::channel();
-        let message = BatchMessage::new(svc.shared.clone(), request.clone(), None, reply);
+        let message = BatchMessage::new(svc.shared.clone(), request.clone(), 0, None, reply);
         assert!(message.wanted());
         drop(replied);
         assert!(!message.wanted(), "the caller left");
         let (reply, _replied) = oneshot::channel();
         let expired = Some(Instant::now() - Duration::from_millis(1));
-        let message = BatchMessage::new(svc.shared.clone(), request, expired, reply);
+        let message = BatchMessage::new(svc.shared.clone(), request, 0, expired, reply);
         assert!(!message.wanted(), "the deadline passed");
     }
 }

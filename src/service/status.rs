@@ -62,7 +62,7 @@ impl From<Failure> for Status {
                 Status::with_error_details(Code::InvalidArgument, message, details)
             }
             Failure::TooManyItems { found, max } => Status::resource_exhausted(format!(
-                "a SolveBatch message carries {found} items; the limit is {max}"
+                "a request message carries {found} items; the limit is {max}"
             )),
             Failure::DeadlineExceeded => {
                 Status::deadline_exceeded("the deadline passed before the solver finished")

@@ -22,7 +22,7 @@ use futures::{Stream, StreamExt};
 use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Code, Status, Streaming};
+use tonic::{Code, Status};
 use tracing::Instrument;
 
 use super::budget::{Charge, Purpose, Share};
@@ -76,9 +76,14 @@ impl Sudoku {
     /// Starts answering the request stream `inbound` of `tenant` under
     /// `deadline` (which covers the whole stream) and returns the response
     /// stream. Messages are charged to `share` (none: not charged).
+    ///
+    /// `inbound` yields each message with the index its first item has in
+    /// the client's request (see [`Sudoku::solve_message`]); `method` names
+    /// the call in its span.
     pub(super) fn open_batch(
         &self,
-        mut inbound: Streaming<pb::SolveBatchRequest>,
+        inbound: impl Stream<Item = Result<(pb::SolveBatchRequest, usize), Status>> + Send + 'static,
+        method: &'static str,
         deadline: Option<Instant>,
         tenant: Tenant,
         share: Option<Share>,
@@ -86,9 +91,10 @@ impl Sudoku {
         let limits = self.shared.limits.clone();
         let (tx, rx) = mpsc::channel::<Outgoing>(limits.stream_window);
         let (work_tx, work_rx) =
-            async_channel::bounded::<(pb::SolveBatchRequest, Option<Charge>)>(limits.stream_window);
-        let span =
-            tracing::debug_span!("call", method = "SolveBatch", code = tracing::field::Empty);
+            async_channel::bounded::<(pb::SolveBatchRequest, usize, Option<Charge>)>(
+                limits.stream_window,
+            );
+        let span = tracing::debug_span!("call", method, code = tracing::field::Empty);
         let gauges = self.shared.gauges.clone();
         gauges.open_streams.fetch_add(1, Ordering::Relaxed);
 
@@ -101,13 +107,14 @@ impl Sudoku {
                 async move {
                     // Ends with true when the deadline cut work short.
                     let work = async {
-                        while let Ok((msg, mut charge)) = work_rx.recv().await {
+                        while let Ok((msg, first_index, mut charge)) = work_rx.recv().await {
                             // Streams wait for a server-wide permit rather than
                             // failing: the wait pushes back on the sender.
                             let Ok(_permit) = svc.shared.permits.acquire().await else {
                                 return false;
                             };
-                            let Some(response) = svc.solve_message(msg, deadline, tenant).await
+                            let Some(response) =
+                                svc.solve_message(msg, first_index, deadline, tenant).await
                             else {
                                 return past(deadline);
                             };
@@ -142,6 +149,7 @@ impl Sudoku {
             async move {
                 let sleep = expiry(deadline);
                 tokio::pin!(sleep);
+                tokio::pin!(inbound);
                 let end = loop {
                     let msg = tokio::select! {
                         biased;
@@ -156,7 +164,7 @@ impl Sudoku {
                             tracing::debug!(code = ?status.code(), message = status.message(), "request stream broke");
                             break StreamEnd::BadRequestStream(status);
                         }
-                        Some(Ok(msg)) if msg.items.len() > max_items => {
+                        Some(Ok((msg, _))) if msg.items.len() > max_items => {
                             break StreamEnd::Failed(Failure::TooManyItems {
                                 found: msg.items.len(),
                                 max: max_items,
@@ -168,7 +176,7 @@ impl Sudoku {
                         // server starts draining: it is answered before the
                         // stream ends.
                         // So does a full share of the request budget.
-                        Some(Ok(msg)) => tokio::select! {
+                        Some(Ok((msg, first_index))) => tokio::select! {
                             biased;
                             _ = &mut sleep => break StreamEnd::Deadline,
                             _ = tx.closed() => break StreamEnd::Broken,
@@ -177,7 +185,7 @@ impl Sudoku {
                                     Some(share) => Some(share.charge(Purpose::Messages, message_charge(&msg)).await),
                                     None => None,
                                 };
-                                work_tx.send((msg, charge)).await
+                                work_tx.send((msg, first_index, charge)).await
                             } => if queued.is_err() {
                                 // Every worker stopped: the deadline passed or
                                 // the client left.
@@ -222,6 +230,79 @@ impl Sudoku {
         })
     }
 }
+
+// --- SolveStream ---------------------------------------------------------
+
+/// The response stream of a SolveStream call.
+pub(super) type SolveStream =
+    Pin<Box<dyn Stream<Item = Result<pb::SolveStreamResponse, Status>> + Send>>;
+
+impl Sudoku {
+    /// Answers a SolveStream request as a SolveBatch stream of one-item
+    /// messages, so that its items are windowed, scheduled in turns on the
+    /// solver threads, charged to `share`, cut by the deadline, the client's
+    /// leaving and shutdown, exactly as a SolveBatch stream's are; each
+    /// result leaves as soon as its item is solved. Items travel under
+    /// their index as id, which maps their results back to the client's
+    /// ids and indices.
+    pub(super) fn open_stream(
+        &self,
+        request: pb::SolveStreamRequest,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+        share: Option<Share>,
+    ) -> Result<SolveStream, Failure> {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(Failure::ShuttingDown);
+        }
+        let max = self.shared.limits.max_batch_items;
+        let pb::SolveStreamRequest { items, options } = request;
+        if items.len() > max {
+            return Err(Failure::TooManyItems {
+                found: items.len(),
+                max,
+            });
+        }
+        let ids: Vec<u64> = items.iter().map(|item| item.id).collect();
+        let messages = items.into_iter().enumerate().map(move |(index, item)| {
+            let msg = pb::SolveBatchRequest {
+                items: vec![pb::BatchItem {
+                    id: index as u64,
+                    puzzle: item.puzzle,
+                }],
+                options,
+            };
+            Ok((msg, index))
+        });
+        let answers = self.open_batch(
+            futures::stream::iter(messages),
+            "SolveStream",
+            deadline,
+            tenant,
+            share,
+        );
+        Ok(Box::pin(answers.flat_map(move |answer| {
+            let results: Vec<Result<pb::SolveStreamResponse, Status>> = match answer {
+                Err(status) => vec![Err(status)],
+                Ok(response) => response
+                    .results
+                    .into_iter()
+                    .filter_map(|mut result| {
+                        let index = usize::try_from(result.id).ok()?;
+                        result.id = *ids.get(index)?;
+                        Some(Ok(pb::SolveStreamResponse {
+                            index: index as u32,
+                            result: Some(result),
+                        }))
+                    })
+                    .collect(),
+            };
+            futures::stream::iter(results)
+        })))
+    }
+}
+
+// --- end of SolveStream ---------------------------------------------------
 
 /// The response stream of a SolveBatch call: the responses the workers
 /// send, each with its charge, which is held until HTTP/2 has taken the
@@ -317,7 +398,7 @@ mod tests {
             };
             let charge = message_charge(&msg);
             let response = svc
-                .solve_message(msg, None, Tenant::default())
+                .solve_message(msg, 0, None, Tenant::default())
                 .await
                 .unwrap();
             for result in &response.results {

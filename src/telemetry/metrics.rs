@@ -218,9 +218,10 @@ pub fn spawn_publisher(gauges: Arc<Gauges>) {
 
 /// The calls counted by name, as (service, method); any other path is
 /// counted under the last row, so a client cannot add label values.
-const METHODS: [(&str, &str); 11] = [
+const METHODS: [(&str, &str); 12] = [
     ("sudoku.v1.SudokuService", "Solve"),
     ("sudoku.v1.SudokuService", "SolveBatch"),
+    ("sudoku.v1.SudokuService", "SolveStream"),
     ("sudoku.v1.SudokuService", "Validate"),
     ("sudoku.v1.SudokuService", "Hint"),
     ("sudoku.v1.SudokuService", "Rate"),
@@ -356,6 +357,10 @@ mod tests {
         assert_eq!(
             CallKind::of_path("/sudoku.v1.SudokuService/SolveBatch").method(),
             "SolveBatch"
+        );
+        assert_eq!(
+            CallKind::of_path("/sudoku.v1.SudokuService/SolveStream").method(),
+            "SolveStream"
         );
         assert_eq!(
             CallKind::of_path("/grpc.health.v1.Health/Check").method(),

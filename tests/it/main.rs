@@ -10,6 +10,7 @@ mod connections;
 mod corpus;
 mod fairness;
 mod flow_control;
+mod grpc_web;
 mod memory;
 mod metrics;
 mod node_client;

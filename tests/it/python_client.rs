@@ -40,7 +40,7 @@ fn python_client_talks_to_the_real_server() {
         "ok: INVALID_ARGUMENT BadRequest: puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
         "ok: health Check ('' and sudoku.v1.SudokuService) and Watch -> SERVING",
         "ok: reflection v1 lists",
-        "resolved sudoku.v1.SudokuService (Generate, Hint, Rate, Solve, SolveBatch, Validate)",
+        "resolved sudoku.v1.SudokuService (Generate, Hint, Rate, Solve, SolveBatch, SolveStream, Validate)",
         "ok: reflection v1alpha lists",
         "ok: Validate -> 2 conflicts in the broken puzzle; the classic is unique",
         "ok: Hint -> ",

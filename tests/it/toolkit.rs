@@ -451,6 +451,7 @@ async fn reflection_lists_the_new_methods() {
     for m in [
         "Solve",
         "SolveBatch",
+        "SolveStream",
         "Validate",
         "Hint",
         "Rate",
