@@ -35,14 +35,20 @@ pub(super) enum Form {
 
 /// Reads a wire grid (exactly one form set) and checks its givens.
 pub(super) fn parse_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, Form), Failure> {
-    let (grid, form) = read_grid(grid, field)?;
-    grid.check_givens().map_err(|e| grid_failure(field, e))?;
-    Ok((grid, form))
+    decode_grid(grid, field, true)
 }
 
 /// Reads a wire grid (exactly one form set), givens that break the rules
 /// and all.
 pub(super) fn read_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, Form), Failure> {
+    decode_grid(grid, field, false)
+}
+
+fn decode_grid(
+    grid: Option<&pb::Grid>,
+    field: &str,
+    check_givens: bool,
+) -> Result<(Grid, Form), Failure> {
     let Some(g) = grid else {
         return Err(violation(
             field,
@@ -51,9 +57,16 @@ pub(super) fn read_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, F
     };
     let (parsed, form) = match (g.text.is_empty(), g.cells.is_empty()) {
         // Read and checked in one pass over the bytes.
-        (false, true) => (Grid::from_text_checked(&g.text), Form::Text),
+        (false, true) if check_givens => (Grid::from_text_checked(&g.text), Form::Text),
+        (false, true) => (Grid::from_text(&g.text), Form::Text),
         (true, false) => (
-            Grid::from_cells(&g.cells).and_then(|g| g.check_givens().map(|()| g)),
+            Grid::from_cells(&g.cells).and_then(|g| {
+                if check_givens {
+                    g.check_givens().map(|()| g)
+                } else {
+                    Ok(g)
+                }
+            }),
             Form::Cells,
         ),
         (false, false) => {
