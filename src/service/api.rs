@@ -221,6 +221,17 @@ impl Sudoku {
         method: &'static str,
         answer: impl std::future::Future<Output = Result<T, Failure>>,
     ) -> Result<Response<T>, Status> {
+        self.unary_counted(method, answer, |_| ()).await
+    }
+
+    /// [`Self::unary`], with `on_failure` told of a failure (a panic
+    /// included) before it becomes the call's status.
+    async fn unary_counted<T>(
+        &self,
+        method: &'static str,
+        answer: impl std::future::Future<Output = Result<T, Failure>>,
+        on_failure: impl FnOnce(&Failure),
+    ) -> Result<Response<T>, Status> {
         let span = tracing::debug_span!("call", method, code = tracing::field::Empty);
         let started = Instant::now();
         let result = AssertUnwindSafe(answer)
@@ -239,6 +250,7 @@ impl Sudoku {
                 Ok(Response::new(reply))
             }
             Err(failure) => {
+                on_failure(&failure);
                 let status = Status::from(failure.clone());
                 span.record("code", metrics::code_name(status.code()));
                 if failure == Failure::Panicked {
@@ -260,37 +272,18 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::SolveResponse>, Status> {
         let deadline = deadline_of(request.metadata());
         let tenant = tenant_of(&request);
-        let span = tracing::debug_span!("call", method = "Solve", code = tracing::field::Empty);
-        let started = Instant::now();
-        let result = AssertUnwindSafe(self.solve_unary(request.get_ref(), deadline, tenant))
-            .catch_unwind()
-            .instrument(span.clone())
-            .await
-            .unwrap_or(Err(Failure::Panicked));
-        let _enter = span.enter();
-        match result {
-            Ok(solution) => {
-                span.record("code", "OK");
-                tracing::debug!(
-                    elapsed_us = started.elapsed().as_micros() as u64,
-                    "call done"
-                );
-                Ok(Response::new(pb::SolveResponse {
-                    solution: Some(solution),
-                }))
-            }
-            Err(failure) => {
-                count_failure(&self.shared.gauges, &failure);
-                let status = Status::from(failure.clone());
-                span.record("code", metrics::code_name(status.code()));
-                if failure == Failure::Panicked {
-                    tracing::error!("handler panicked; answered INTERNAL");
-                } else {
-                    tracing::debug!(message = status.message(), "call failed");
-                }
-                Err(status)
-            }
-        }
+        let answer = async {
+            let solution = self
+                .solve_unary(request.get_ref(), deadline, tenant)
+                .await?;
+            Ok(pb::SolveResponse {
+                solution: Some(solution),
+            })
+        };
+        self.unary_counted("Solve", answer, |failure| {
+            count_failure(&self.shared.gauges, failure)
+        })
+        .await
     }
 
     async fn validate(
