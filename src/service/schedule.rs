@@ -67,23 +67,7 @@ impl Sudoku {
                         reply: Some(reply),
                     }),
                 );
-                let replied = match deadline {
-                    None => replied.await,
-                    Some(d) => tokio::time::timeout_at(d.into(), replied)
-                        .await
-                        .map_err(|_| Failure::DeadlineExceeded)?,
-                };
-                // A closed reply: the pool dropped the task unrun because
-                // its deadline passed (the timer may fire a little after
-                // the solver thread saw it pass), or it panicked (and was
-                // logged).
-                replied.map_err(|_| {
-                    if past(deadline) {
-                        Failure::DeadlineExceeded
-                    } else {
-                        Failure::Panicked
-                    }
-                })??
+                reply_by(replied, deadline).await??
             }
         };
         Ok(to_pb(&answer, &job, elapsed))
@@ -471,19 +455,7 @@ impl Sudoku {
                 reply: Some(reply),
             }),
         );
-        let replied = match deadline {
-            None => replied.await,
-            Some(d) => tokio::time::timeout_at(d.into(), replied)
-                .await
-                .map_err(|_| Failure::DeadlineExceeded)?,
-        };
-        replied.map_err(|_| {
-            if past(deadline) {
-                Failure::DeadlineExceeded
-            } else {
-                Failure::Panicked
-            }
-        })
+        reply_by(replied, deadline).await
     }
 
     /// Makes puzzle `index` of `plan` on a solver thread for `tenant`,
@@ -511,21 +483,32 @@ impl Sudoku {
                 reply: Some(reply),
             }),
         );
-        let replied = match deadline {
-            None => replied.await,
-            Some(d) => tokio::time::timeout_at(d.into(), replied)
-                .await
-                .map_err(|_| Failure::DeadlineExceeded)?,
-        };
-        let made = replied.map_err(|_| {
-            if past(deadline) {
-                Failure::DeadlineExceeded
-            } else {
-                Failure::Panicked
-            }
-        })??;
+        let made = reply_by(replied, deadline).await??;
         Ok(generated_to_pb(index, &plan, &made))
     }
+}
+
+/// Waits for a solver thread's reply until `deadline`. A closed reply: the
+/// pool dropped the task unrun because its deadline passed (the timer may
+/// fire a little after the solver thread saw it pass), or it panicked (and
+/// was logged).
+async fn reply_by<T>(
+    replied: oneshot::Receiver<T>,
+    deadline: Option<Instant>,
+) -> Result<T, Failure> {
+    let replied = match deadline {
+        None => replied.await,
+        Some(d) => tokio::time::timeout_at(d.into(), replied)
+            .await
+            .map_err(|_| Failure::DeadlineExceeded)?,
+    };
+    replied.map_err(|_| {
+        if past(deadline) {
+            Failure::DeadlineExceeded
+        } else {
+            Failure::Panicked
+        }
+    })
 }
 
 /// Work done at once on a solver thread, its result sent back.
