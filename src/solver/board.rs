@@ -56,6 +56,7 @@
 //! lookup tables, bivalue guessing) and the tdoku design notes on band
 //! bitboards. Written from those descriptions; no code was copied.
 
+use super::ones::{ones, ones9};
 use super::tables::{
     BAND, BOX, CELL_COLUMN, COLUMN, EXPAND, KEEP, LOCKED_COLUMNS, OTHER, OTHER_WORDS,
     PEERS_IN_BAND, ROWS, SHRINK, SINGLE, SPREAD,
@@ -83,7 +84,7 @@ pub struct Rules {
     pub hidden_singles_after: u64,
     /// After this many guesses in one solve, branch on the bivalue cell
     /// with the most unsolved peers instead of the first one a cheap scan
-    /// finds (`u64::MAX`: never). Choosing costs a few popcounts per
+    /// finds (`u64::MAX`: never). Choosing costs a popcount per
     /// bivalue cell, and its branches propagate further: on a puzzle solved
     /// in a few guesses that costs more than it saves, on a hard one it
     /// saves a third of the guesses.
@@ -156,7 +157,11 @@ impl Cands {
     /// givens rule out their rows, columns and boxes all at once, and they
     /// break the rules exactly when they share a row, column or box, that
     /// is when they cover fewer rows, columns or boxes than there are of
-    /// them.
+    /// them. Each count is at most the number of givens, so they all match
+    /// it exactly when their sum over rows, columns, boxes and digits is
+    /// three times the givens: a dozen words counted once per puzzle
+    /// instead of 90 per puzzle (each a dozen instructions without
+    /// `popcnt`, see `ones`).
     pub(crate) fn from_givens(puzzle: &Grid) -> Option<Cands> {
         let filled = given_cells(puzzle)?;
         // given[9 * band + d]: the band's cells given digit d+1. Padded to
@@ -174,27 +179,40 @@ impl Cands {
         }
         let fold = |m: u32| (m | m >> 9 | m >> 18) & 0x1ff;
         let mut c = Cands::ZERO;
-        let mut clash = false;
+        // Bit 3 * d + b: box b of the band has a given d+1 (as `open_rows`
+        // has the rows without one); bit 9 * (d % 3) + col of word d / 3:
+        // the column has a given d+1.
+        let mut boxes_seen = [0u32; 3];
+        let mut cols_seen = [0u32; 3];
         for d in 0..9 {
             let g = [given[d], given[9 + d], given[18 + d]];
             let cols = fold(g[0]) | fold(g[1]) | fold(g[2]);
-            let (mut rows_seen, mut boxes_seen) = (0, 0);
             for (band, &g) in g.iter().enumerate() {
                 let rows = u32::from(g & 0x1ff != 0)
                     | u32::from(g & 0x1ff << 9 != 0) << 1
                     | u32::from(g & 0x1ff << 18 != 0) << 2;
                 let boxes = u32::from(SHRINK[fold(g) as usize]);
-                rows_seen += rows.count_ones();
-                boxes_seen += boxes.count_ones();
+                boxes_seen[band] |= boxes << (3 * d);
                 let taken =
                     ROWS[rows as usize] | EXPAND[(boxes * 0o111) as usize] | (cols * 0x40201);
                 c.cand[9 * band + d] = (BAND & !taken & !filled[band]) | g;
                 c.open_rows[band] |= (!rows & 7) << (3 * d);
             }
-            let n = g[0].count_ones() + g[1].count_ones() + g[2].count_ones();
-            clash |= rows_seen != n || boxes_seen != n || cols.count_ones() != n;
+            cols_seen[d / 3] |= cols << (9 * (d % 3));
         }
-        if clash {
+        let pair = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
+        let seen = ones([
+            pair(boxes_seen[0], boxes_seen[1]),
+            pair(boxes_seen[2], cols_seen[0]),
+            pair(cols_seen[1], cols_seen[2]),
+        ]);
+        let open_rows = ones([
+            pair(c.open_rows[0], c.open_rows[1]),
+            u64::from(c.open_rows[2]),
+        ]);
+        let givens = ones([pair(filled[0], filled[1]), u64::from(filled[2])]);
+        // Rows seen: 81 - open_rows.
+        if seen + 81 != 3 * givens + open_rows {
             return None;
         }
         c.unsolved = filled.map(|f| BAND & !f);
@@ -288,15 +306,16 @@ impl Cands {
 
     /// How many peers of cell `x` of `band` still have digit `d` (0-based)
     /// as a candidate.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn peers_with(&self, band: u8, x: u8, d: usize) -> u32 {
         let (band, x) = (band as usize, x as usize);
-        let col = CELL_COLUMN[x & 31];
-        let mut n = (self.cand[9 * band + d] & PEERS_IN_BAND[x & 31]).count_ones();
-        for o in OTHER[band] {
-            n += (self.cand[9 * o + d] & col).count_ones();
-        }
-        n
+        let [o1, o2] = OTHER[band];
+        peers_in(
+            self.cand[9 * band + d],
+            self.cand[9 * o1 + d],
+            self.cand[9 * o2 + d],
+            x,
+        )
     }
 
     /// The digits (bit d = digit d+1) cell `x` of `band` may still take.
@@ -339,6 +358,18 @@ impl Cands {
         g.copy_from_slice(&out[..CELLS]);
         Grid(g)
     }
+}
+
+/// How many peers of cell `x` of a band are in `own` (a word of that band)
+/// or in `w1` and `w2` (words of the two other bands), counted as one word:
+/// the column's cells of the other bands are disjoint from each other once
+/// `w2`'s are moved up a bit, and all of them from the band's cells once
+/// moved up 32 bits.
+#[inline(always)]
+fn peers_in(own: u32, w1: u32, w2: u32, x: usize) -> u32 {
+    let col = CELL_COLUMN[x & 31];
+    let others = (w1 & col) | (w2 & col) << 1;
+    ones([u64::from(own & PEERS_IN_BAND[x & 31]) | u64::from(others) << 32])
 }
 
 /// Each band's given (non-zero) cells; `None` when a value is not a digit.
@@ -525,7 +556,7 @@ impl Board<'_> {
             while u != 0 {
                 let x = u.trailing_zeros() as usize;
                 u &= u - 1;
-                let n = self.c.digits_at(band, x).count_ones();
+                let n = ones9(self.c.digits_at(band, x));
                 if n < best.2 {
                     best = (band, x, n);
                     if n <= 3 {
@@ -558,10 +589,8 @@ impl Board<'_> {
             while m != 0 {
                 let x = m.trailing_zeros();
                 m &= m - 1;
-                let col = CELL_COLUMN[x as usize & 31];
-                let peers = (self.c.unsolved[band] & PEERS_IN_BAND[x as usize & 31]).count_ones()
-                    + (self.c.unsolved[o1] & col).count_ones()
-                    + (self.c.unsolved[o2] & col).count_ones();
+                let u = &self.c.unsolved;
+                let peers = peers_in(u[band], u[o1], u[o2], x as usize);
                 best = best.max(peers << 8 | (band as u32) << 5 | x);
             }
         }

@@ -11,6 +11,7 @@
 //! with no heap, and pausing is just returning from the loop.
 
 mod board;
+mod ones;
 mod tables;
 
 use crate::puzzle::{CELLS, Grid};
@@ -192,8 +193,11 @@ impl Solver {
                     // trying first the digit that more peers could still take
                     // (the placement that propagates furthest) cuts guesses by
                     // 8% on the hard sets. Counting explores both anyway.
+                    // Exactly two digits: one left once the lowest goes.
+                    let rest = digits & (digits - 1);
                     top.high_first = self.limit == 1
-                        && digits.count_ones() == 2
+                        && rest != 0
+                        && rest & (rest - 1) == 0
                         && top.cands.peers_with(band, bit, high(digits))
                             > top.cands.peers_with(band, bit, low(digits));
                     self.depth += 1;
