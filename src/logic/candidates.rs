@@ -144,20 +144,21 @@ impl Candidates {
             values: [0; CELLS],
             masks: [ALL_DIGITS; CELLS],
         };
+        // The digits each row, column and box holds: a blank cell's peers
+        // hold the union of its three.
+        let (mut rows, mut cols, mut boxes) = ([0u16; 9], [0u16; 9], [0u16; 9]);
         for (cell, &v) in g.0.iter().enumerate() {
             if (1..=9).contains(&v) {
                 c.values[cell] = v;
                 c.masks[cell] = 0;
+                rows[row_of(cell)] |= bit(v);
+                cols[col_of(cell)] |= bit(v);
+                boxes[box_of(cell)] |= bit(v);
             }
         }
         for cell in 0..CELLS {
             if c.values[cell] == 0 {
-                let mut used = 0u16;
-                for p in cells_of(PEERS[cell]) {
-                    if c.values[p] != 0 {
-                        used |= bit(c.values[p]);
-                    }
-                }
+                let used = rows[row_of(cell)] | cols[col_of(cell)] | boxes[box_of(cell)];
                 c.masks[cell] = ALL_DIGITS & !used;
             }
         }
