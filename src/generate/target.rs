@@ -4,7 +4,7 @@
 //! so the same seed and options give the same puzzles either way.
 
 use super::Candidate;
-use crate::logic::{self, Label, Rating};
+use crate::logic::{self, Label, Rating, Reach, Technique};
 
 /// The puzzles wanted.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,16 +24,54 @@ pub enum Target {
 }
 
 impl Target {
-    /// Rates `candidate` and keeps it when it matches: its rating.
+    /// Rates `candidate` and keeps it when it matches: its rating, the
+    /// one [`logic::rate`] gives.
+    ///
+    /// A candidate has exactly one solution, so the uniqueness check of
+    /// [`logic::rate`] is skipped, and most candidates are refused before
+    /// a full rating: `logic::reach` runs the techniques only up to the
+    /// hardest the target allows, and says at once when a puzzle needs
+    /// more (or finishes with too little). Only a candidate it keeps is
+    /// rated in full, so the decision and the rating are those of
+    /// [`logic::rate`].
     pub fn accept(&self, candidate: &Candidate) -> Option<Rating> {
-        // A candidate has exactly one solution, so it always has a rating.
-        let rating = logic::rate(&candidate.puzzle).ok()?;
-        let keep = match *self {
-            Target::Any => true,
-            Target::Label(label) => rating.label == label,
-            Target::Rating { min, max } => rating.solved && (min..=max).contains(&rating.se_rating),
+        let puzzle = &candidate.puzzle;
+        let keep: &dyn Fn(&Rating) -> bool = match *self {
+            Target::Any => &|_| true,
+            Target::Label(label) => {
+                let ceiling = Technique::ALL
+                    .iter()
+                    .copied()
+                    .rev()
+                    .find(|t| t.label() <= label)?;
+                match (logic::reach(puzzle, ceiling), label) {
+                    (Reach::Stuck, Label::Extreme) => {}
+                    (Reach::Stuck, _) | (Reach::Solved(_), Label::Extreme) => return None,
+                    (Reach::Solved(hardest), _) => {
+                        if hardest.map_or(Label::Easy, Technique::label) != label {
+                            return None;
+                        }
+                    }
+                }
+                &move |r: &Rating| r.label == label
+            }
+            Target::Rating { min, max } => {
+                let ceiling = Technique::ALL
+                    .iter()
+                    .copied()
+                    .rev()
+                    .find(|t| t.se_rating() <= max)?;
+                match logic::reach(puzzle, ceiling) {
+                    Reach::Stuck => return None,
+                    // Beyond the singles the hardest technique is exact.
+                    Reach::Solved(Some(t)) if t.se_rating() < min => return None,
+                    Reach::Solved(_) => {}
+                }
+                &move |r: &Rating| r.solved && (min..=max).contains(&r.se_rating)
+            }
         };
-        keep.then_some(rating)
+        let rating = logic::rate_unique(puzzle);
+        keep(&rating).then_some(rating)
     }
 }
 

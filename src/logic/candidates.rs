@@ -144,20 +144,21 @@ impl Candidates {
             values: [0; CELLS],
             masks: [ALL_DIGITS; CELLS],
         };
+        // The digits each row, column and box holds: a blank cell's peers
+        // hold the union of its three.
+        let (mut rows, mut cols, mut boxes) = ([0u16; 9], [0u16; 9], [0u16; 9]);
         for (cell, &v) in g.0.iter().enumerate() {
             if (1..=9).contains(&v) {
                 c.values[cell] = v;
                 c.masks[cell] = 0;
+                rows[row_of(cell)] |= bit(v);
+                cols[col_of(cell)] |= bit(v);
+                boxes[box_of(cell)] |= bit(v);
             }
         }
         for cell in 0..CELLS {
             if c.values[cell] == 0 {
-                let mut used = 0u16;
-                for p in cells_of(PEERS[cell]) {
-                    if c.values[p] != 0 {
-                        used |= bit(c.values[p]);
-                    }
-                }
+                let used = rows[row_of(cell)] | cols[col_of(cell)] | boxes[box_of(cell)];
                 c.masks[cell] = ALL_DIGITS & !used;
             }
         }
@@ -216,6 +217,46 @@ impl Candidates {
         let b = !bit(d);
         for p in cells_of(PEERS[cell]) {
             self.masks[p] &= b;
+        }
+    }
+
+    /// Places naked and hidden singles until none is left. On a state that
+    /// keeps its solution (every step so far sound) the result does not
+    /// depend on the order: a single stays a single, or gets placed, as
+    /// other digits go in. So it is the state the step-by-step loop of
+    /// [`super::rate`] reaches before it needs anything harder (a full
+    /// house is a naked single too), at a fraction of the cost: no unit is
+    /// rescanned from the top after each placement.
+    pub(crate) fn place_singles(&mut self) {
+        loop {
+            let mut placed = false;
+            for cell in 0..CELLS {
+                let m = self.masks[cell];
+                if m != 0 && m & (m - 1) == 0 {
+                    self.place(cell, m.trailing_zeros() as u8 + 1);
+                    placed = true;
+                }
+            }
+            for unit in &UNITS {
+                let (mut once, mut twice) = (0u16, 0u16);
+                for &x in unit {
+                    let m = self.masks[x as usize];
+                    twice |= once & m;
+                    once |= m;
+                }
+                let mut single = once & !twice;
+                while single != 0 {
+                    let b = single & single.wrapping_neg();
+                    single &= single - 1;
+                    if let Some(&x) = unit.iter().find(|&&x| self.masks[x as usize] & b != 0) {
+                        self.place(x as usize, b.trailing_zeros() as u8 + 1);
+                        placed = true;
+                    }
+                }
+            }
+            if !placed {
+                return;
+            }
         }
     }
 

@@ -429,6 +429,66 @@ pub fn rate_within(grid: &Grid, max_nodes: u64) -> Result<Rating, LogicError> {
         1 => {}
         _ => return Err(LogicError::MultipleSolutions),
     }
+    Ok(rating_of(grid, answer.stats.guesses))
+}
+
+/// [`rate`] of a puzzle already known to have exactly one solution (the
+/// generator's candidates): the same rating, without the uniqueness check
+/// before it. The engine still solves the puzzle once, counting to 2, for
+/// [`Rating::guesses`].
+pub(crate) fn rate_unique(grid: &Grid) -> Rating {
+    rating_of(grid, solver::run(grid, 2, u64::MAX).stats.guesses)
+}
+
+/// How far the techniques up to a ceiling take a puzzle: see [`reach`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Solved; the hardest technique used beyond the singles, if any.
+    Solved(Option<Technique>),
+    /// Stuck: [`rate`] would need a technique above the ceiling, or none
+    /// would finish it.
+    Stuck,
+}
+
+/// Whether the techniques up to `ceiling` finish `grid`, a puzzle known to
+/// have exactly one solution, and with what (the singles are always
+/// placed, whatever the ceiling). This is what [`rate`]'s loop
+/// does, without the techniques above the ceiling and with the singles
+/// placed all at once ([`Candidates::place_singles`]): each time the
+/// singles run out the two loops stand on the same state and take the
+/// same step, so `Solved(Some(t))` means [`rate`] finds `t` hardest, and
+/// `Solved(None)` means it finds the puzzle easy (which single is hardest
+/// is not tracked). The generator decides with it which candidates are
+/// worth a full rating: a puzzle that needs a technique above the target
+/// label stops at the first point where it does.
+pub(crate) fn reach(grid: &Grid, ceiling: Technique) -> Reach {
+    let mut state = Candidates::from_grid(grid);
+    let mut finder = techniques::Finder::new(false);
+    let mut hardest = None;
+    loop {
+        state.place_singles();
+        if state.is_solved() {
+            return Reach::Solved(hardest);
+        }
+        if state.dead_cell().is_some() {
+            return Reach::Stuck;
+        }
+        let Some(t) = Technique::ALL
+            .iter()
+            .copied()
+            .skip_while(|&t| t <= Technique::NakedSingle)
+            .take_while(|&t| t <= ceiling)
+            .find(|&t| finder.find(t, &state))
+        else {
+            return Reach::Stuck;
+        };
+        hardest = hardest.max(Some(t));
+        state.apply(&finder.step);
+    }
+}
+
+/// The logical part of [`rate`], on a puzzle with exactly one solution.
+fn rating_of(grid: &Grid, guesses: u64) -> Rating {
     let mut state = Candidates::from_grid(grid);
     let (solved, counts) = solve_logically(&mut state);
     let hardest = Technique::ALL
@@ -441,7 +501,7 @@ pub fn rate_within(grid: &Grid, max_nodes: u64) -> Result<Rating, LogicError> {
         (true, None) => Label::Easy,
         (true, Some(t)) => t.label(),
     };
-    Ok(Rating {
+    Rating {
         solved,
         hardest,
         se_rating: hardest.map_or(0.0, Technique::se_rating),
@@ -452,8 +512,8 @@ pub fn rate_within(grid: &Grid, max_nodes: u64) -> Result<Rating, LogicError> {
             .filter(|&t| counts[t as usize] > 0)
             .map(|t| (t, counts[t as usize]))
             .collect(),
-        guesses: answer.stats.guesses,
-    })
+        guesses,
+    }
 }
 
 /// Steps `state` with the easiest technique that applies, back to the

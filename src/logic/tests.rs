@@ -592,3 +592,50 @@ fn names_and_labels_round_trip() {
         assert!(w[0] < w[1] && w[0].se_rating() <= w[1].se_rating(), "{w:?}");
     }
 }
+
+/// `reach` stands in for `rate` when the generator picks candidates: at
+/// every ceiling it must stop exactly when `rate` needs more, and name the
+/// same hardest technique beyond the singles.
+#[test]
+fn reach_agrees_with_rate_at_every_ceiling() {
+    let mut puzzles = vec![grid(CLASSIC)];
+    for name in ["puzzles2_17_clue", "puzzles3_magictour_top1465"] {
+        puzzles.extend(public_set(name, 150));
+    }
+    let mut labels = std::collections::HashSet::new();
+    for g in &puzzles {
+        let r = rate(g).unwrap();
+        labels.insert(r.label);
+        let beyond_singles = r.hardest.filter(|&t| t > Technique::NakedSingle);
+        for &ceiling in Technique::ALL {
+            // The singles are always placed, whatever the ceiling.
+            let want = if r.solved && beyond_singles.is_none_or(|t| t <= ceiling) {
+                Reach::Solved(beyond_singles)
+            } else {
+                Reach::Stuck
+            };
+            assert_eq!(reach(g, ceiling), want, "{g} at {ceiling}: {r:?}");
+        }
+        assert_eq!(rate_unique(g), r, "{g}");
+    }
+    // The sets cover more than one label, so the test can tell.
+    assert!(labels.len() >= 3, "{labels:?}");
+}
+
+#[test]
+fn placing_singles_solves_an_easy_puzzle_and_only_places_the_solution() {
+    let g = grid(CLASSIC);
+    let solution = solver::solve(&g).unwrap();
+    let mut state = Candidates::from_grid(&g);
+    state.place_singles();
+    assert!(state.is_solved());
+    assert_eq!(state.grid(), solution);
+    let hard = public_set("puzzles6_forum_hardest_1106", 1)[0];
+    let solution = solver::solve(&hard).unwrap();
+    let mut state = Candidates::from_grid(&hard);
+    state.place_singles();
+    assert!(!state.is_solved());
+    let placed = state.grid();
+    assert!(placed.is_kept_by(&solution), "{placed}");
+    assert!(placed.givens() >= hard.givens());
+}
