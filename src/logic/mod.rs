@@ -487,8 +487,10 @@ pub(crate) fn reach(grid: &Grid, ceiling: Technique) -> Reach {
     }
 }
 
-/// The logical part of [`rate`], on a puzzle with exactly one solution.
-fn rating_of(grid: &Grid, guesses: u64) -> Rating {
+/// The logical part of [`rate`], on a puzzle already known to have exactly
+/// one solution, found by the engine with `guesses` guesses when counting to
+/// two (the service counts under its own budget and deadline first).
+pub(crate) fn rating_of(grid: &Grid, guesses: u64) -> Rating {
     let mut state = Candidates::from_grid(grid);
     let (solved, counts) = solve_logically(&mut state);
     let hardest = Technique::ALL
