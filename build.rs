@@ -1,21 +1,29 @@
-//! Compiles the contract in proto/ with protox (no system protoc), keeps the
+//! Compiles the contract in proto/ with the protoc that the
+//! `protoc-bin-vendored` crate ships (no system protoc), keeps the
 //! descriptor set for server reflection, and generates the tonic stubs.
 
-use std::{env, fs, path::PathBuf};
-
-use prost::Message;
+use std::{env, path::PathBuf};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
-    // The descriptor set includes the imports (google/rpc/status.proto), so
-    // reflection clients can resolve every type the service mentions.
-    let fds = protox::compile(["sudoku/v1/sudoku.proto"], ["proto"])?;
-
+    // A protoc named by the environment wins, as prost-build documents;
+    // otherwise the vendored one.
+    if env::var_os("PROTOC").is_none() {
+        // SAFETY: build scripts are single-threaded until here.
+        unsafe { env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?) };
+    }
+    // The well-known types (google/protobuf/any.proto, ...) ship with it.
+    let well_known = protoc_bin_vendored::include_path()?;
     let out = PathBuf::from(env::var("OUT_DIR")?);
-    fs::write(out.join("sudoku_descriptor.bin"), fds.encode_to_vec())?;
     tonic_prost_build::configure()
+        // The descriptor set includes the imports (google/rpc/status.proto), so
+        // reflection clients can resolve every type the service mentions.
+        .file_descriptor_set_path(out.join("sudoku_descriptor.bin"))
         // google.rpc.Status is tonic-types' own, so its richer-error helpers apply.
         .extern_path(".google.rpc", "::tonic_types::pb")
-        .compile_fds(fds)?;
+        .compile_protos(
+            &[PathBuf::from("proto/sudoku/v1/sudoku.proto")],
+            &[PathBuf::from("proto"), well_known],
+        )?;
     Ok(())
 }
