@@ -1,7 +1,8 @@
 //! The web page in a real browser: web/test/browser.mjs drives the
 //! system's headless Chromium (puppeteer-core) against the real server on
 //! a phone-sized screen: loads `/`, pastes a puzzle as nine lines, presses
-//! Solve and checks the board it shows (the rules and the givens); pastes a
+//! Solve and checks the board it shows (the rules and the givens), asks for
+//! a hint and validates, types a digit on the board; pastes a
 //! puzzle with a bad character and checks the error and the highlighted
 //! cell; saves screenshots under `<target>/web/`. When this fails and
 //! `node_client::grpc_web_endpoint_from_node` passes, the page broke, not
@@ -64,6 +65,9 @@ fn the_page_solves_a_pasted_puzzle_and_highlights_a_bad_cell() {
     for line in [
         "ok: page loaded (81 cells, fits 390px)",
         "ok: pasted 9 lines, Solve -> 534678912672195348198342567859761423426853791713924856961537284287419635345286179",
+        "ok: Hint: ",
+        "Validate -> Valid: one solution",
+        "ok: typed 4 into row 0, column 2 from the keyboard",
         "ok: malformed -> Error: INVALID_ARGUMENT; highlighted [10]",
         "all checks passed",
     ] {
@@ -73,7 +77,7 @@ fn the_page_solves_a_pasted_puzzle_and_highlights_a_bad_cell() {
             done.both()
         );
     }
-    for shot in ["solved.png", "error.png"] {
+    for shot in ["solved.png", "hint.png", "error.png"] {
         let png = std::fs::read(out.join(shot)).unwrap_or_else(|e| panic!("{shot}: {e}"));
         assert!(png.starts_with(b"\x89PNG"), "{shot} is not a PNG");
     }

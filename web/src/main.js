@@ -33,7 +33,6 @@ for (let i = 0; i < 81; i++) {
   const input = document.createElement('input');
   input.type = 'text';
   input.inputMode = 'numeric';
-  input.maxLength = 1;
   input.autocomplete = 'off';
   input.dataset.cell = String(i);
   input.setAttribute('aria-label', where(i));
@@ -97,11 +96,17 @@ function onCellInput(i) {
 
 function onCellKey(e, i) {
   const moves = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -9, ArrowDown: 9 };
-  if (e.key in moves) {
+  if (/^[1-9]$/.test(e.key) && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    // A digit replaces what the cell holds (on-screen keyboards, which
+    // send no such key, go through the input event).
+    e.preventDefault();
+    cells[i].value = e.key;
+    onCellInput(i);
+  } else if (e.key in moves) {
     e.preventDefault();
     const next = i + moves[e.key];
     if (next >= 0 && next < 81) cells[next].focus();
-  } else if (e.key === 'Backspace' || e.key === 'Delete') {
+  } else if (['Backspace', 'Delete', '0', '.', ' '].includes(e.key)) {
     e.preventDefault();
     cells[i].value = '';
     onCellInput(i);
@@ -159,6 +164,13 @@ const UNITS = { [UnitKind.ROW]: 'row', [UnitKind.COLUMN]: 'column', [UnitKind.BO
 
 function codeName(code) {
   return (Code[code] ?? String(code)).replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+/** "HIDDEN_SINGLE" as "Hidden single"; a name in other words as it is. */
+function techniqueName(name) {
+  if (!/^[A-Z0-9_]+$/.test(name)) return name;
+  const words = name.toLowerCase().replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 function conflictText(c) {
@@ -244,7 +256,7 @@ async function hint(line) {
     return;
   }
   const step = r.step;
-  clearResult(`Hint: ${step.techniqueName}`, 'done');
+  clearResult(`Hint: ${techniqueName(step.techniqueName)}`, 'done');
   for (const p of step.placements) chars[p.cell] = String(p.digit);
   paint(chars, line);
   para(step.explanation);

@@ -87,6 +87,27 @@ async function main() {
     console.log(`ok: pasted 9 lines, Solve -> ${solved}`);
     await page.screenshot({ path: join(out, 'solved.png'), fullPage: true });
 
+    // The same puzzle: a hint (a step, its cells marked), and Validate.
+    await press(page, '#hint');
+    const hinted = await page.$eval('#outcome', (e) => e.textContent);
+    check(hinted.startsWith('Hint: '), `Hint outcome ${JSON.stringify(hinted)}`);
+    const marked = await page.$$eval('#board input.hint', (c) => c.length);
+    check(marked > 0, 'Hint marked no cell');
+    await page.screenshot({ path: join(out, 'hint.png'), fullPage: true });
+    await press(page, '#validate');
+    const validated = await page.$eval('#outcome', (e) => e.textContent);
+    check(validated === 'Valid: one solution', `Validate outcome ${JSON.stringify(validated)}`);
+    console.log(`ok: ${hinted} (${marked} cells marked); Validate -> ${validated}`);
+
+    // Typing on the board edits the puzzle: a 4 in cell 2, from the keyboard.
+    await page.focus('#board input[data-cell="0"]');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('4');
+    const typed = await page.$eval('#puzzle', (e) => e.value);
+    check(typed === `534${CLASSIC.slice(3)}`, `the puzzle after typing: ${typed}`);
+    console.log('ok: typed 4 into row 0, column 2 from the keyboard');
+
     // 3. A bad character: the error, its reason, and its cell highlighted.
     await paste(page, CLASSIC.slice(0, 10) + 'x' + CLASSIC.slice(11));
     await press(page, '#solve');
@@ -101,7 +122,7 @@ async function main() {
     check(cells[10].invalid === 'true' && cells[10].value === 'x', `cell 10 ${JSON.stringify(cells[10])}`);
     console.log(`ok: malformed -> ${title}; highlighted [${bad}]`);
     await page.screenshot({ path: join(out, 'error.png'), fullPage: true });
-    console.log(`ok: screenshots ${join(out, 'solved.png')} ${join(out, 'error.png')}`);
+    console.log(`ok: screenshots solved.png, hint.png, error.png in ${out}`);
 
     check(problems.length === 0, problems.join('\n'));
     console.log('all checks passed');
