@@ -274,3 +274,77 @@ pub(super) fn to_rpc_status(status: Status) -> tonic_types::pb::Status {
         details: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason_of(status: &Status) -> Option<(String, HashMap<String, String>)> {
+        let details = status.get_error_details();
+        details.error_info().map(|info| {
+            assert_eq!(info.domain, ERROR_DOMAIN);
+            (info.reason.clone(), info.metadata.clone())
+        })
+    }
+
+    #[test]
+    fn every_failure_but_cancelled_has_its_reason() {
+        for (failure, code, reason) in [
+            (
+                Failure::DeadlineExceeded,
+                Code::DeadlineExceeded,
+                "DEADLINE_EXCEEDED",
+            ),
+            (Failure::Overloaded, Code::ResourceExhausted, "OVERLOADED"),
+            (Failure::ShuttingDown, Code::Unavailable, "SHUTTING_DOWN"),
+            (Failure::Panicked, Code::Internal, "INTERNAL_ERROR"),
+            (
+                Failure::TooManyItems { found: 3, max: 2 },
+                Code::ResourceExhausted,
+                "TOO_MANY_ITEMS",
+            ),
+            (
+                Failure::GenerateExhausted {
+                    index: 4,
+                    attempts: 9,
+                },
+                Code::ResourceExhausted,
+                "GENERATE_BUDGET_EXHAUSTED",
+            ),
+            (
+                violation("count", "too big"),
+                Code::InvalidArgument,
+                "INVALID_FIELD",
+            ),
+        ] {
+            let status = Status::from(failure.clone());
+            assert_eq!(status.code(), code, "{failure:?}");
+            let (got, _) = reason_of(&status).unwrap_or_else(|| panic!("{failure:?}"));
+            assert_eq!(got, reason, "{failure:?}");
+        }
+        assert!(reason_of(&Status::from(Failure::Cancelled)).is_none());
+        let overloaded = Status::from(Failure::Overloaded);
+        assert_eq!(
+            overloaded.metadata().get("grpc-retry-pushback-ms").unwrap(),
+            OVERLOAD_PUSHBACK_MS
+        );
+        let (_, metadata) = reason_of(&message_too_large("big".into(), 64)).unwrap();
+        assert_eq!(metadata["limitBytes"], "64");
+    }
+
+    #[test]
+    fn a_batch_item_keeps_its_cells_under_the_prefixed_field() {
+        let clash = GridError::Conflict {
+            unit: crate::puzzle::Unit::Row(0),
+            first: crate::puzzle::Cell(0),
+            second: crate::puzzle::Cell(8),
+            digit: 5,
+        };
+        let status = Status::from(grid_failure("puzzle", clash).prefixed("items[3]"));
+        let (reason, metadata) = reason_of(&status).unwrap();
+        assert_eq!(reason, "CONFLICTING_GIVENS");
+        assert_eq!(metadata["cells"], "0,8");
+        let bad = status.get_details_bad_request().unwrap();
+        assert_eq!(bad.field_violations[0].field, "items[3].puzzle");
+    }
+}
