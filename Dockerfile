@@ -9,6 +9,8 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs rustfmt.toml ./
 COPY proto proto
 COPY src src
+# The web page the server embeds (the committed build; no node needed).
+COPY web/dist web/dist
 # Cargo.toml declares the bench target, so cargo wants its file to be there.
 COPY benches/solver.rs benches/solver.rs
 RUN cargo build --release --locked --bin sudoku-server --bin sudoku

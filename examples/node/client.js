@@ -5,8 +5,8 @@
 //
 // It makes one Solve call, then solves a batch through one SolveBatch stream,
 // matching results to puzzles by id, then sends bad puzzles and decodes the
-// google.rpc.BadRequest details of the INVALID_ARGUMENT answers (with
-// protobufjs), then calls Validate (a rule-breaking puzzle is answered with
+// google.rpc.BadRequest and google.rpc.ErrorInfo details of the
+// INVALID_ARGUMENT answers (with protobufjs), then calls Validate (a rule-breaking puzzle is answered with
 // its conflicts), Hint and Generate (a server stream, read with 'data'
 // events), and checks every answer, so it doubles as an end-to-end test
 // (tests/it/node_client.rs runs it against the real server).
@@ -48,6 +48,8 @@ rpcTypes.loadSync(['google/rpc/status.proto', 'google/rpc/error_details.proto'])
 const RpcStatus = rpcTypes.lookupType('google.rpc.Status');
 const BadRequest = rpcTypes.lookupType('google.rpc.BadRequest');
 const BAD_REQUEST_URL = 'type.googleapis.com/google.rpc.BadRequest';
+const ErrorInfo = rpcTypes.lookupType('google.rpc.ErrorInfo');
+const ERROR_INFO_URL = 'type.googleapis.com/google.rpc.ErrorInfo';
 
 // Retry UNAVAILABLE (a server shutting down) with exponential back-off; see
 // examples/python/client.py for the reasoning. grpc-js applies it when
@@ -113,18 +115,30 @@ function check(condition, what) {
   if (!condition) throw new Error(what);
 }
 
-// The field violations ({field, description}) of the google.rpc.BadRequest
-// in a call error's grpc-status-details-bin trailer.
-function fieldViolations(err) {
+// The detail of type `url` (decoded as `type`) in a call error's
+// grpc-status-details-bin trailer, a google.rpc.Status.
+function detail(err, type, url) {
   const [bytes] = err.metadata.get('grpc-status-details-bin');
   check(bytes, 'no grpc-status-details-bin on the error');
   const status = RpcStatus.decode(bytes);
   check(status.code === err.code, `details code ${status.code}, call code ${err.code}`);
   // google.protobuf.Any comes from protobufjs's built-in definition, which
   // keeps the proto field name type_url (the protos it parses get camelCase).
-  const any = status.details.find((d) => d.type_url === BAD_REQUEST_URL);
-  check(any, `no google.rpc.BadRequest in [${status.details.map((d) => d.type_url)}]`);
-  return BadRequest.decode(any.value).fieldViolations;
+  const any = status.details.find((d) => d.type_url === url);
+  check(any, `no ${url} in [${status.details.map((d) => d.type_url)}]`);
+  return type.decode(any.value);
+}
+
+// The field violations ({field, description}) of the google.rpc.BadRequest.
+function fieldViolations(err) {
+  return detail(err, BadRequest, BAD_REQUEST_URL).fieldViolations;
+}
+
+// The google.rpc.ErrorInfo: {reason, domain, metadata}. The reason is the
+// stable word to branch on (docs/grpc-web.md lists them); metadata.cells
+// lists the cells at fault.
+function errorInfo(err) {
+  return detail(err, ErrorInfo, ERROR_INFO_URL);
 }
 
 // Solves `puzzle`, which must be refused with INVALID_ARGUMENT; returns the
@@ -221,16 +235,26 @@ async function main() {
     `clash description ${v.description}`,
   );
   console.log(`ok: INVALID_ARGUMENT BadRequest: ${v.field}: ${v.description}`);
+  let info = errorInfo(clash);
+  check(info.reason === 'CONFLICTING_GIVENS', `clash reason ${info.reason}`);
+  check(info.domain === 'sudoku.v1', `clash domain ${info.domain}`);
+  check(info.metadata.cells === '0,8', `clash cells ${info.metadata.cells}`);
+  console.log(`ok: INVALID_ARGUMENT ErrorInfo: ${info.reason} ${info.domain} cells=${info.metadata.cells}`);
 
   // A bad character: the violation names the text field and the cell.
   const badChar = PUZZLE.slice(0, 10) + 'x' + PUZZLE.slice(11);
-  [v] = fieldViolations(await solveInvalid(badChar));
+  const badCharError = await solveInvalid(badChar);
+  [v] = fieldViolations(badCharError);
   check(v.field === 'puzzle.text', `bad char field ${v.field}`);
   check(
     v.description.includes("'x'") && v.description.includes('cell 10 (row 1, column 1)'),
     `bad char description ${v.description}`,
   );
   console.log(`ok: INVALID_ARGUMENT BadRequest: ${v.field}: ${v.description}`);
+  info = errorInfo(badCharError);
+  check(info.reason === 'MALFORMED_GRID', `bad char reason ${info.reason}`);
+  check(info.metadata.cells === '10', `bad char cells ${info.metadata.cells}`);
+  console.log(`ok: INVALID_ARGUMENT ErrorInfo: ${info.reason} ${info.domain} cells=${info.metadata.cells}`);
 
   // Validate: the clash is an answer, with the two cells and the unit.
   const report = await unary('validate', { puzzle: { text: CLASHING } });

@@ -213,9 +213,12 @@ impl Framing {
             let claim = u32::from_be_bytes([l0, l1, l2, l3]) as usize;
             if claim > max_message {
                 // tonic's own words for a message over its limit.
-                return Err(tonic::Status::out_of_range(format!(
-                    "Error, decoded message length too large: found {claim} bytes, the limit is: {max_message} bytes"
-                )));
+                return Err(crate::service::message_too_large(
+                    format!(
+                        "Error, decoded message length too large: found {claim} bytes, the limit is: {max_message} bytes"
+                    ),
+                    max_message,
+                ));
             }
             self.compressed = flag == 1;
             self.largest = self.largest.max(claim);

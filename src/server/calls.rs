@@ -99,10 +99,13 @@ impl Call {
                 .message()
                 .starts_with("Error decompressing: size limit")
         {
-            let corrected = Status::out_of_range(format!(
-                "the request message is larger than the limit of {} bytes once decompressed",
-                self.max_message_bytes
-            ));
+            let corrected = crate::service::message_too_large(
+                format!(
+                    "the request message is larger than the limit of {} bytes once decompressed",
+                    self.max_message_bytes
+                ),
+                self.max_message_bytes,
+            );
             if corrected.add_header(headers).is_ok() {
                 return Code::OutOfRange;
             }

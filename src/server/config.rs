@@ -47,6 +47,12 @@ pub struct Config {
           value_parser = parse_origin)]
     pub cors_origins: Vec<String>,
 
+    /// Do not serve the web page (GET / and its two assets, built from
+    /// web/ into the binary) on the gRPC port: every request then goes to
+    /// gRPC-Web and gRPC.
+    #[arg(long, env = "SUDOKU_NO_WEB_PAGE")]
+    pub no_web_page: bool,
+
     /// Address to serve Prometheus metrics on (GET /metrics); off when unset.
     #[arg(long, env = "SUDOKU_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
@@ -360,7 +366,14 @@ mod tests {
         assert_eq!(c.header_read_timeout(), Duration::from_secs(10));
         assert_eq!(c.max_connections, 1024);
         assert!(c.cors_origins.is_empty());
+        assert!(!c.no_web_page);
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_web_page_is_turned_off_by_flag() {
+        let c = Config::try_parse_from(["sudoku-server", "--no-web-page"]).unwrap();
+        assert!(c.no_web_page);
     }
 
     #[test]

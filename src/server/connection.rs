@@ -21,6 +21,7 @@ use super::budget::Metered;
 use super::cors::{Cors, Origins};
 use super::deadlines::Deadlines;
 use super::grpc_web::GrpcWeb;
+use super::web_page::WebPage;
 use crate::service::{SOLVE_BATCH_PATH, SOLVE_STREAM_PATH, Share, Tenant};
 
 /// How old a connection must be before a drain sends it GOAWAY (see
@@ -36,6 +37,8 @@ pub(super) struct Connection {
     pub(super) routes: Edge,
     /// The origins CORS allows (none: no CORS).
     pub(super) origins: Option<Origins>,
+    /// Whether GET / and its assets are the web page's.
+    pub(super) web_page: bool,
     pub(super) peer: SocketAddr,
     /// Tags every request of this connection.
     pub(super) tenant: Tenant,
@@ -66,6 +69,7 @@ impl Connection {
             http,
             routes,
             origins,
+            web_page,
             peer,
             tenant,
             share,
@@ -88,17 +92,21 @@ impl Connection {
             tasks: lingering,
             timed_out: timed_out.clone(),
         };
-        // CORS first; then gRPC-Web is translated to gRPC, so that below it
-        // the budget reads the gRPC framing of decoded bytes (not base64),
-        // and every call, gRPC-Web or not, is counted and answered alike.
-        let service = Cors {
-            inner: GrpcWeb::new(PerConnection {
-                routes,
-                tenant,
-                share,
-                max_message,
-            }),
-            origins,
+        // The page's few GETs first; then CORS; then gRPC-Web is
+        // translated to gRPC, so that below it the budget reads the gRPC
+        // framing of decoded bytes (not base64), and every call, gRPC-Web
+        // or not, is counted and answered alike.
+        let service = WebPage {
+            inner: Cors {
+                inner: GrpcWeb::new(PerConnection {
+                    routes,
+                    tenant,
+                    share,
+                    max_message,
+                }),
+                origins,
+            },
+            on: web_page,
         };
         let conn = http.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
         tokio::pin!(conn);

@@ -1,7 +1,8 @@
 //! The server's assembly: SudokuService, health and reflection behind one
 //! set of routes, served over HTTP/2 (optionally TLS) on a bound listener
 //! until a signal, then drained. The same routes answer gRPC-Web, over
-//! HTTP/1.1 or HTTP/2, behind CORS for the configured origins.
+//! HTTP/1.1 or HTTP/2, behind CORS for the configured origins, and GET /
+//! serves a web page that calls them.
 //!
 //! | file | its job |
 //! |---|---|
@@ -14,6 +15,7 @@
 //! | `http2.rs` | HTTP/2 and HTTP/1.1 settings, compression encodings and how they are advertised |
 //! | `cors.rs` | CORS for the `--cors-origin` origins, and no others |
 //! | `grpc_web.rs` | gRPC-Web translated to gRPC (tonic-web), statuses in a trailers frame |
+//! | `web_page.rs` | the web page at `/` (web/dist/, embedded), in front of gRPC-Web |
 //! | `tls.rs` | the TLS acceptor (mutual TLS with a client CA) |
 //! | `health.rs` | health that turns NOT_SERVING on drain, and reflection |
 //! | `budget.rs` | the request body wrapper that charges received messages to the connection's share |
@@ -55,6 +57,7 @@ mod health;
 mod http2;
 mod listener;
 mod tls;
+mod web_page;
 
 pub use config::{Config, LogFormat};
 pub use listener::shutdown_signal;
@@ -216,6 +219,7 @@ impl Prepared {
                 http: http.clone(),
                 routes: routes.clone(),
                 origins: origins.clone(),
+                web_page: !config.no_web_page,
                 peer,
                 tenant: Tenant(accepted),
                 share: budget.share(),

@@ -17,7 +17,7 @@ use super::convert::{
 };
 use super::generate::GenerateStream;
 use super::schedule::count_failure;
-use super::status::{Failure, violation};
+use super::status::{Failure, Wrong, violation, violation_of};
 use super::stream::{BatchStream, SolveStream};
 use super::{Sudoku, Tenant};
 use crate::logic::{self, Candidates};
@@ -71,9 +71,11 @@ impl Sudoku {
                         0 => "a blank".to_string(),
                         d => d.to_string(),
                     };
-                    return Err(violation(
+                    return Err(violation_of(
+                        Wrong::ChangedGiven,
                         "current",
                         format!("{cell} holds {found} where the puzzle gives {given}"),
+                        vec![cell.0],
                     ));
                 }
                 Some(current)

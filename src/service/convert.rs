@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tonic::metadata::MetadataMap;
 
-use super::status::{Failure, Violation, grid_failure, violation};
+use super::status::{Failure, Violation, Wrong, grid_failure, violation, violation_of};
 use crate::generate::{self, Generated, Symmetry, Target};
 use crate::logic::{Label, Rating, Step, Technique, UnitRef};
 use crate::pb;
@@ -50,9 +50,11 @@ fn decode_grid(
     check_givens: bool,
 ) -> Result<(Grid, Form), Failure> {
     let Some(g) = grid else {
-        return Err(violation(
+        return Err(violation_of(
+            Wrong::MalformedGrid,
             field,
             "required: set text (81 characters) or cells (81 integers)",
+            Vec::new(),
         ));
     };
     let (parsed, form) = match (g.text.is_empty(), g.cells.is_empty()) {
@@ -70,12 +72,19 @@ fn decode_grid(
             Form::Cells,
         ),
         (false, false) => {
-            return Err(violation(field, "set only one of text and cells, not both"));
+            return Err(violation_of(
+                Wrong::MalformedGrid,
+                field,
+                "set only one of text and cells, not both",
+                Vec::new(),
+            ));
         }
         (true, true) => {
-            return Err(violation(
+            return Err(violation_of(
+                Wrong::MalformedGrid,
                 field,
                 "empty: set text (81 characters) or cells (81 integers)",
+                Vec::new(),
             ));
         }
     };
@@ -319,6 +328,8 @@ pub(super) fn parse_generate(
         problems.push(Violation {
             field: field.to_string(),
             description,
+            wrong: Wrong::InvalidField,
+            cells: Vec::new(),
         })
     };
     let count = match request.count {

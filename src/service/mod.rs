@@ -36,7 +36,7 @@ mod stream;
 
 pub use budget::{Budget, Charge, Purpose, Share};
 pub use convert::MAX_SOLUTIONS_LIMIT;
-pub use status::OVERLOAD_PUSHBACK_MS;
+pub use status::{ERROR_DOMAIN, OVERLOAD_PUSHBACK_MS, message_too_large};
 
 /// Which connection a call arrived on. The server puts one in every
 /// request's extensions; the service uses it to share its solver threads

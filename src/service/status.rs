@@ -1,6 +1,16 @@
 //! Every way a call, or an item of a batch, can fail, and the one map from
 //! a failure to the gRPC status a client sees. The map is an exhaustive
 //! `match`: a new failure does not compile until someone decides its code.
+//!
+//! Beside its code, every status but CANCELLED carries a google.rpc.ErrorInfo
+//! (AIP-193): a stable UPPER_SNAKE `reason` in the domain [`ERROR_DOMAIN`],
+//! for clients to branch on without reading messages, and for
+//! INVALID_ARGUMENT the cells at fault in its metadata (`cells`, indexes
+//! separated by commas), beside the google.rpc.BadRequest that explains each
+//! violation. The reasons are listed in the proto's service comment and in
+//! docs/grpc-web.md.
+
+use std::collections::HashMap;
 
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
@@ -12,11 +22,42 @@ use crate::puzzle::GridError;
 /// milliseconds (`grpc-retry-pushback-ms` on RESOURCE_EXHAUSTED).
 pub const OVERLOAD_PUSHBACK_MS: &str = "50";
 
+/// The `domain` of every google.rpc.ErrorInfo the service sends.
+pub const ERROR_DOMAIN: &str = "sudoku.v1";
+
+/// Why a request is wrong, as google.rpc.ErrorInfo names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wrong {
+    /// A grid that cannot be read: wrong length or count, a bad character
+    /// or value, both or neither forms set.
+    MalformedGrid,
+    /// Givens with a digit twice in a row, column or box.
+    ConflictingGivens,
+    /// A current grid that changes one of the puzzle's givens.
+    ChangedGiven,
+    /// Any other field out of range: an option, an enum value, candidates.
+    InvalidField,
+}
+
+impl Wrong {
+    fn reason(self) -> &'static str {
+        match self {
+            Wrong::MalformedGrid => "MALFORMED_GRID",
+            Wrong::ConflictingGivens => "CONFLICTING_GIVENS",
+            Wrong::ChangedGiven => "CHANGED_GIVEN",
+            Wrong::InvalidField => "INVALID_FIELD",
+        }
+    }
+}
+
 /// One field of a request that is wrong, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Violation {
     pub(super) field: String,
     pub(super) description: String,
+    pub(super) wrong: Wrong,
+    /// The cells at fault (indexes 0-80), when the field is a grid.
+    pub(super) cells: Vec<usize>,
 }
 
 /// Why a call, or an item of a batch, failed.
@@ -55,22 +96,48 @@ impl From<Failure> for Status {
                     .map(|v| format!("{}: {}", v.field, v.description))
                     .collect::<Vec<_>>()
                     .join("; ");
-                let mut details = ErrorDetails::new();
+                let reason = violations
+                    .first()
+                    .map_or(Wrong::InvalidField, |v| v.wrong)
+                    .reason();
+                let mut cells: Vec<usize> = Vec::new();
+                for &cell in violations.iter().flat_map(|v| &v.cells) {
+                    if !cells.contains(&cell) {
+                        cells.push(cell);
+                    }
+                }
+                let mut metadata = HashMap::new();
+                if !cells.is_empty() {
+                    let listed: Vec<String> = cells.iter().map(usize::to_string).collect();
+                    metadata.insert("cells".to_string(), listed.join(","));
+                }
+                let mut details = ErrorDetails::with_error_info(reason, ERROR_DOMAIN, metadata);
                 for v in violations {
                     details.add_bad_request_violation(v.field, v.description);
                 }
                 Status::with_error_details(Code::InvalidArgument, message, details)
             }
-            Failure::TooManyItems { found, max } => Status::resource_exhausted(format!(
-                "a request message carries {found} items; the limit is {max}"
-            )),
-            Failure::DeadlineExceeded => {
-                Status::deadline_exceeded("the deadline passed before the solver finished")
-            }
+            Failure::TooManyItems { found, max } => with_reason(
+                Code::ResourceExhausted,
+                format!("a request message carries {found} items; the limit is {max}"),
+                "TOO_MANY_ITEMS",
+                &[("found", found.to_string()), ("max", max.to_string())],
+            ),
+            Failure::DeadlineExceeded => with_reason(
+                Code::DeadlineExceeded,
+                "the deadline passed before the solver finished".to_string(),
+                "DEADLINE_EXCEEDED",
+                &[],
+            ),
+            // The client left: nobody reads the details.
             Failure::Cancelled => Status::cancelled("the call was cancelled"),
             Failure::Overloaded => {
-                let mut status = Status::resource_exhausted(
-                    "the server is at its limit of concurrent work; retry with back-off",
+                let mut status = with_reason(
+                    Code::ResourceExhausted,
+                    "the server is at its limit of concurrent work; retry with back-off"
+                        .to_string(),
+                    "OVERLOADED",
+                    &[("retryPushbackMs", OVERLOAD_PUSHBACK_MS.to_string())],
                 );
                 // gRPC retry pushback: a client whose retry policy lists
                 // RESOURCE_EXHAUSTED waits this long instead of its own
@@ -82,16 +149,54 @@ impl From<Failure> for Status {
                 );
                 status
             }
-            Failure::ShuttingDown => {
-                Status::unavailable("the server is shutting down; retry on another instance")
-            }
-            Failure::Panicked => Status::internal("internal error while solving this puzzle"),
-            Failure::GenerateExhausted { index, attempts } => Status::resource_exhausted(format!(
-                "puzzle {index}: no puzzle matched the options in {attempts} attempts (the work \
-                 budget); widen the label, rating or clue range"
-            )),
+            Failure::ShuttingDown => with_reason(
+                Code::Unavailable,
+                "the server is shutting down; retry on another instance".to_string(),
+                "SHUTTING_DOWN",
+                &[],
+            ),
+            Failure::Panicked => with_reason(
+                Code::Internal,
+                "internal error while solving this puzzle".to_string(),
+                "INTERNAL_ERROR",
+                &[],
+            ),
+            Failure::GenerateExhausted { index, attempts } => with_reason(
+                Code::ResourceExhausted,
+                format!(
+                    "puzzle {index}: no puzzle matched the options in {attempts} attempts (the \
+                     work budget); widen the label, rating or clue range"
+                ),
+                "GENERATE_BUDGET_EXHAUSTED",
+                &[
+                    ("index", index.to_string()),
+                    ("attempts", attempts.to_string()),
+                ],
+            ),
         }
     }
+}
+
+/// OUT_OF_RANGE for a request message over the size limit, which the
+/// server's edge answers before any handler runs (src/server/budget.rs,
+/// calls.rs), with its ErrorInfo like every other status.
+pub fn message_too_large(message: String, limit: usize) -> Status {
+    with_reason(
+        Code::OutOfRange,
+        message,
+        "MESSAGE_TOO_LARGE",
+        &[("limitBytes", limit.to_string())],
+    )
+}
+
+/// A status of `code` with a google.rpc.ErrorInfo of `reason` and `metadata`.
+fn with_reason(code: Code, message: String, reason: &str, metadata: &[(&str, String)]) -> Status {
+    let metadata: HashMap<String, String> = metadata
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let details = ErrorDetails::with_error_info(reason, ERROR_DOMAIN, metadata);
+    Status::with_error_details(code, message, details)
 }
 
 impl Failure {
@@ -102,7 +207,7 @@ impl Failure {
                 vs.into_iter()
                     .map(|v| Violation {
                         field: format!("{prefix}.{}", v.field),
-                        description: v.description,
+                        ..v
                     })
                     .collect(),
             ),
@@ -111,24 +216,47 @@ impl Failure {
     }
 }
 
-/// A failure of one wrong field.
+/// A failure of one wrong field (an option, an enum value, candidates).
 pub(super) fn violation(field: impl Into<String>, description: impl Into<String>) -> Failure {
+    violation_of(Wrong::InvalidField, field, description, Vec::new())
+}
+
+/// A failure of one wrong field, `wrong` in the way named, at `cells`.
+pub(super) fn violation_of(
+    wrong: Wrong,
+    field: impl Into<String>,
+    description: impl Into<String>,
+    cells: Vec<usize>,
+) -> Failure {
     Failure::Invalid(vec![Violation {
         field: field.into(),
         description: description.into(),
+        wrong,
+        cells,
     }])
 }
 
 /// A grid that could not be read, as a violation of the field (or the part
 /// of it) at fault.
 pub(super) fn grid_failure(field: &str, err: GridError) -> Failure {
-    let field = match &err {
-        GridError::OutOfRange { cell, .. } => format!("{field}.cells[{}]", cell.0),
-        GridError::WrongCount { .. } => format!("{field}.cells"),
-        GridError::WrongLength { .. } | GridError::BadChar { .. } => format!("{field}.text"),
-        GridError::Conflict { .. } => field.to_string(),
+    let (field, wrong, cells) = match &err {
+        GridError::OutOfRange { cell, .. } => (
+            format!("{field}.cells[{}]", cell.0),
+            Wrong::MalformedGrid,
+            vec![cell.0],
+        ),
+        GridError::WrongCount { .. } => (format!("{field}.cells"), Wrong::MalformedGrid, vec![]),
+        GridError::WrongLength { .. } => (format!("{field}.text"), Wrong::MalformedGrid, vec![]),
+        GridError::BadChar { cell, .. } => {
+            (format!("{field}.text"), Wrong::MalformedGrid, vec![cell.0])
+        }
+        GridError::Conflict { first, second, .. } => (
+            field.to_string(),
+            Wrong::ConflictingGivens,
+            vec![first.0, second.0],
+        ),
     };
-    violation(field, err.to_string())
+    violation_of(wrong, field, err.to_string(), cells)
 }
 
 /// The google.rpc.Status a per-item failure travels as: the same code,
@@ -144,5 +272,79 @@ pub(super) fn to_rpc_status(status: Status) -> tonic_types::pb::Status {
         code: status.code() as i32,
         message: status.message().to_string(),
         details: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason_of(status: &Status) -> Option<(String, HashMap<String, String>)> {
+        let details = status.get_error_details();
+        details.error_info().map(|info| {
+            assert_eq!(info.domain, ERROR_DOMAIN);
+            (info.reason.clone(), info.metadata.clone())
+        })
+    }
+
+    #[test]
+    fn every_failure_but_cancelled_has_its_reason() {
+        for (failure, code, reason) in [
+            (
+                Failure::DeadlineExceeded,
+                Code::DeadlineExceeded,
+                "DEADLINE_EXCEEDED",
+            ),
+            (Failure::Overloaded, Code::ResourceExhausted, "OVERLOADED"),
+            (Failure::ShuttingDown, Code::Unavailable, "SHUTTING_DOWN"),
+            (Failure::Panicked, Code::Internal, "INTERNAL_ERROR"),
+            (
+                Failure::TooManyItems { found: 3, max: 2 },
+                Code::ResourceExhausted,
+                "TOO_MANY_ITEMS",
+            ),
+            (
+                Failure::GenerateExhausted {
+                    index: 4,
+                    attempts: 9,
+                },
+                Code::ResourceExhausted,
+                "GENERATE_BUDGET_EXHAUSTED",
+            ),
+            (
+                violation("count", "too big"),
+                Code::InvalidArgument,
+                "INVALID_FIELD",
+            ),
+        ] {
+            let status = Status::from(failure.clone());
+            assert_eq!(status.code(), code, "{failure:?}");
+            let (got, _) = reason_of(&status).unwrap_or_else(|| panic!("{failure:?}"));
+            assert_eq!(got, reason, "{failure:?}");
+        }
+        assert!(reason_of(&Status::from(Failure::Cancelled)).is_none());
+        let overloaded = Status::from(Failure::Overloaded);
+        assert_eq!(
+            overloaded.metadata().get("grpc-retry-pushback-ms").unwrap(),
+            OVERLOAD_PUSHBACK_MS
+        );
+        let (_, metadata) = reason_of(&message_too_large("big".into(), 64)).unwrap();
+        assert_eq!(metadata["limitBytes"], "64");
+    }
+
+    #[test]
+    fn a_batch_item_keeps_its_cells_under_the_prefixed_field() {
+        let clash = GridError::Conflict {
+            unit: crate::puzzle::Unit::Row(0),
+            first: crate::puzzle::Cell(0),
+            second: crate::puzzle::Cell(8),
+            digit: 5,
+        };
+        let status = Status::from(grid_failure("puzzle", clash).prefixed("items[3]"));
+        let (reason, metadata) = reason_of(&status).unwrap();
+        assert_eq!(reason, "CONFLICTING_GIVENS");
+        assert_eq!(metadata["cells"], "0,8");
+        let bad = status.get_details_bad_request().unwrap();
+        assert_eq!(bad.field_violations[0].field, "items[3].puzzle");
     }
 }

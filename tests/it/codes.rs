@@ -1,7 +1,9 @@
 //! The codes the contract promises for requests the handlers never see:
 //! bodies that cannot be decoded answer INTERNAL (as other gRPC servers
 //! answer them), and a request message over the size limit answers
-//! OUT_OF_RANGE whether it came compressed or not, on both RPCs.
+//! OUT_OF_RANGE whether it came compressed or not, on both RPCs. And the
+//! google.rpc.ErrorInfo every refusal carries: its reason (the stable word
+//! the contract lists), the domain, and the cells at fault.
 
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
@@ -11,6 +13,7 @@ use tonic::Code;
 use tonic::codec::CompressionEncoding;
 use tonic::codegen::Bytes;
 use tonic::codegen::http::{Request, header};
+use tonic_types::StatusExt;
 
 use crate::support::{CLASSIC, TestServer};
 
@@ -167,10 +170,123 @@ async fn a_message_over_the_limit_is_out_of_range_compressed_or_not() {
             Code::OutOfRange,
             "SolveBatch, {encoding:?}: {streamed:?}"
         );
+        for status in [&unary, &streamed] {
+            let (reason, metadata) = error_info(status);
+            assert_eq!(reason, "MESSAGE_TOO_LARGE", "{encoding:?}: {status:?}");
+            assert_eq!(metadata["limitBytes"], limit.to_string());
+        }
         if encoding.is_some() {
             let said = format!("larger than the limit of {limit} bytes once decompressed");
             assert!(unary.message().contains(&said), "{unary:?}");
             assert!(streamed.message().contains(&said), "{streamed:?}");
         }
     }
+}
+
+/// The reason and metadata of `status`'s google.rpc.ErrorInfo, whose
+/// domain must be the service's.
+fn error_info(status: &tonic::Status) -> (String, std::collections::HashMap<String, String>) {
+    let details = status.get_error_details();
+    let info = details
+        .error_info()
+        .unwrap_or_else(|| panic!("no ErrorInfo in {status:?}"));
+    assert_eq!(info.domain, "sudoku.v1", "{status:?}");
+    (info.reason.clone(), info.metadata.clone())
+}
+
+fn grid(text: &str) -> Option<pb::Grid> {
+    Some(pb::Grid {
+        text: text.to_string(),
+        cells: vec![],
+    })
+}
+
+#[tokio::test]
+async fn every_refusal_names_its_reason_and_cells_in_an_error_info() {
+    let server = TestServer::start_with(|c| c.max_batch_items = 2, |s| s).await;
+    let mut client = server.client().await;
+    let solve = |text: &str| pb::SolveRequest {
+        puzzle: grid(text),
+        options: None,
+    };
+    let bad_char = format!("{}x{}", &CLASSIC[..10], &CLASSIC[11..]);
+    let clash = format!("5{}5{}", &CLASSIC[1..8], &CLASSIC[9..]);
+    for (request, reason, cells) in [
+        (solve(&bad_char), "MALFORMED_GRID", Some("10")),
+        (solve(&CLASSIC[..80]), "MALFORMED_GRID", None),
+        (solve(""), "MALFORMED_GRID", None),
+        (solve(&clash), "CONFLICTING_GIVENS", Some("0,8")),
+        (
+            pb::SolveRequest {
+                puzzle: grid(CLASSIC),
+                options: Some(pb::SolveOptions {
+                    mode: pb::SolveMode::Count as i32,
+                    max_solutions: u32::MAX,
+                }),
+            },
+            "INVALID_FIELD",
+            None,
+        ),
+    ] {
+        let status = client.solve(request.clone()).await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument, "{request:?}");
+        let (got, metadata) = error_info(&status);
+        assert_eq!(got, reason, "{request:?}: {status:?}");
+        assert_eq!(
+            metadata.get("cells").map(String::as_str),
+            cells,
+            "{status:?}"
+        );
+        // The BadRequest is still there beside it.
+        assert!(status.get_details_bad_request().is_some(), "{status:?}");
+    }
+
+    let mut changed = CLASSIC.as_bytes().to_vec();
+    changed[0] = b'4';
+    let status = client
+        .validate(pb::ValidateRequest {
+            puzzle: grid(CLASSIC),
+            current: grid(std::str::from_utf8(&changed).unwrap()),
+        })
+        .await
+        .unwrap_err();
+    let (reason, metadata) = error_info(&status);
+    assert_eq!(reason, "CHANGED_GIVEN", "{status:?}");
+    assert_eq!(metadata["cells"], "0");
+
+    let status = match client
+        .generate(pb::GenerateRequest {
+            count: 1_000_000,
+            ..Default::default()
+        })
+        .await
+    {
+        Err(status) => status,
+        Ok(stream) => stream.into_inner().message().await.unwrap_err(),
+    };
+    assert_eq!(error_info(&status).0, "INVALID_FIELD", "{status:?}");
+
+    let items = (0..3)
+        .map(|id| pb::BatchItem {
+            id,
+            puzzle: grid(CLASSIC),
+        })
+        .collect();
+    let status = match client
+        .solve_stream(pb::SolveStreamRequest {
+            items,
+            options: None,
+        })
+        .await
+    {
+        Err(status) => status,
+        Ok(stream) => stream.into_inner().message().await.unwrap_err(),
+    };
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    let (reason, metadata) = error_info(&status);
+    assert_eq!(reason, "TOO_MANY_ITEMS", "{status:?}");
+    assert_eq!(
+        (metadata["found"].as_str(), metadata["max"].as_str()),
+        ("3", "2")
+    );
 }

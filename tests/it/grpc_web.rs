@@ -260,6 +260,8 @@ async fn solve_over_http1_grpc_web_in_binary_and_in_text() {
             "application/grpc-web+proto"
         };
         assert_eq!(answer.headers["content-type"], expected);
+        // The encodings are advertised to gRPC-Web clients as to gRPC ones.
+        assert_eq!(answer.headers["grpc-accept-encoding"], "gzip,zstd,identity");
         assert_eq!(answer.status().code(), Code::Ok, "{answer:?}");
         assert_eq!(answer.messages.len(), 1, "{answer:?}");
         let response = pb::SolveResponse::decode(&answer.messages[0][..]).unwrap();
@@ -330,6 +332,7 @@ async fn an_error_comes_in_the_trailers_frame_with_its_bad_request_details() {
             "the status is in the trailers frame, not the headers: {:?}",
             answer.headers
         );
+        assert_eq!(answer.headers["grpc-accept-encoding"], "gzip,zstd,identity");
         let trailers = answer.trailers.as_ref().expect("a trailers frame");
         assert!(
             trailers.contains_key("grpc-status-details-bin"),
@@ -353,6 +356,12 @@ async fn an_error_comes_in_the_trailers_frame_with_its_bad_request_details() {
                 .contains("cell 0 (row 0, column 0) and cell 8 (row 0, column 8)"),
             "{bad:?}"
         );
+        let info = status.get_details_error_info().expect("ErrorInfo details");
+        assert_eq!(
+            (info.reason.as_str(), info.domain.as_str()),
+            ("CONFLICTING_GIVENS", "sudoku.v1")
+        );
+        assert_eq!(info.metadata["cells"], "0,8");
     }
     // A stream too long for the server fails before any result.
     let many: Vec<(u64, String)> = (0..1025).map(|i| (i, CLASSIC.to_string())).collect();
@@ -370,6 +379,77 @@ async fn an_error_comes_in_the_trailers_frame_with_its_bad_request_details() {
         Code::ResourceExhausted,
         "{answer:?}"
     );
+}
+
+// --- the web page ----------------------------------------------------------
+
+/// The status and headers of `method path` over HTTP/1.1.
+async fn page_head(addr: SocketAddr, method: &str, path: &str) -> (u16, Vec<(String, String)>) {
+    let request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    exchange(addr, &request).await
+}
+
+#[tokio::test]
+async fn the_web_page_is_served_at_the_root_and_other_requests_pass_on() {
+    let server = TestServer::start().await;
+    for (path, content_type) in [
+        ("/", "text/html; charset=utf-8"),
+        ("/app.js", "text/javascript; charset=utf-8"),
+        ("/app.css", "text/css; charset=utf-8"),
+    ] {
+        for method in ["GET", "HEAD"] {
+            let (status, headers) = page_head(server.addr, method, path).await;
+            assert_eq!(status, 200, "{method} {path}: {headers:?}");
+            assert_eq!(header(&headers, "content-type"), content_type);
+            assert_eq!(header(&headers, "cache-control"), "no-cache");
+            assert!(header(&headers, "etag").starts_with('"'), "{headers:?}");
+        }
+    }
+    let addr = server.addr;
+    let get = |path: &'static str| async move {
+        tokio::task::spawn_blocking(move || http_get(addr, path))
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    };
+    let page = get("/").await;
+    assert!(
+        page.contains(r#"<script type="module" src="/app.js">"#),
+        "{page}"
+    );
+    let script = get("/app.js").await;
+    assert!(
+        script.contains("application/grpc-web+proto"),
+        "the bundle speaks binary gRPC-Web"
+    );
+    // Another path, or another method on the page's path, is gRPC-Web's
+    // (which refuses a request that is not gRPC-Web).
+    for (method, path) in [
+        ("GET", "/favicon.ico"),
+        ("GET", "/index.html"),
+        ("POST", "/"),
+    ] {
+        let (status, headers) = page_head(server.addr, method, path).await;
+        assert_ne!(status, 200, "{method} {path}: {headers:?}");
+    }
+    // And gRPC-Web on the same connection type still answers.
+    let answer = web_call(server.addr, SOLVE, &solve_request(CLASSIC), false, None).await;
+    assert_eq!(answer.status().code(), Code::Ok);
+}
+
+#[tokio::test]
+async fn no_web_page_leaves_every_request_to_grpc() {
+    let server = TestServer::start_with(|c| c.no_web_page = true, |s| s).await;
+    for path in ["/", "/app.js", "/app.css"] {
+        let (status, headers) = page_head(server.addr, "GET", path).await;
+        assert_ne!(status, 200, "GET {path}: {headers:?}");
+        assert!(
+            !headers.iter().any(|(n, _)| n == "etag"),
+            "GET {path}: {headers:?}"
+        );
+    }
+    let answer = web_call(server.addr, SOLVE, &solve_request(CLASSIC), false, None).await;
+    assert_eq!(answer.status().code(), Code::Ok);
 }
 
 // --- CORS ----------------------------------------------------------------

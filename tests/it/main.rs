@@ -3,6 +3,7 @@
 
 mod support;
 
+mod browser;
 mod buf;
 mod cli;
 mod codes;

@@ -7,6 +7,11 @@
 //! Needs node and npm, and the npm registry for the first run (packages go
 //! to examples/node/node_modules). Skips when that is missing, except under
 //! CI=true, where it fails. .ci/setup-clients.sh installs it all.
+//!
+//! Also web/test/endpoint.mjs: the gRPC-Web endpoint called from Node the
+//! way the web page calls it (Connect's gRPC-Web transport), without a
+//! browser, so a failure of `browser::` says whether the page or the
+//! endpoint broke.
 
 use std::process::Command;
 use std::time::Duration;
@@ -37,7 +42,9 @@ fn node_client_talks_to_the_real_server() {
         "ok: SolveBatch -> 4 solved; item 99: items[0].puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
         "ok: Solve(clashing) -> INVALID_ARGUMENT",
         "ok: INVALID_ARGUMENT BadRequest: puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
+        "ok: INVALID_ARGUMENT ErrorInfo: CONFLICTING_GIVENS sudoku.v1 cells=0,8",
         "ok: INVALID_ARGUMENT BadRequest: puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
+        "ok: INVALID_ARGUMENT ErrorInfo: MALFORMED_GRID sudoku.v1 cells=10",
         "ok: Validate(clashing) -> conflict 0/8 in UNIT_KIND_ROW 0",
         "ok: Hint -> ",
         "ok: Generate -> 3 easy puzzles, same for seed 7",
@@ -50,4 +57,49 @@ fn node_client_talks_to_the_real_server() {
         );
     }
     assert!(!out.stdout.contains("FAIL"), "{}", out.both());
+}
+
+#[test]
+fn grpc_web_endpoint_from_node() {
+    const TEST: &str = "grpc_web_endpoint_from_node";
+    if !have("node") || !have("npm") {
+        return skip(TEST, "node and npm are not installed");
+    }
+    let dir = repo().join("web");
+    if let Err(e) = npm_ci(&dir) {
+        return skip(TEST, &e);
+    }
+    // The code generated from the proto, as the page's build makes it
+    // (buf and protoc-gen-es from web/'s packages), always afresh: the
+    // test speaks the proto of this tree.
+    let mut generate = Command::new("npm");
+    generate.args(["run", "--silent", "gen"]).current_dir(&dir);
+    let generated = run(generate, Duration::from_secs(120)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        generated.success,
+        "npm run gen failed:\n{}",
+        generated.both()
+    );
+    let server = TestServer::start_detached();
+    let mut cmd = Command::new("node");
+    cmd.arg("test/endpoint.mjs")
+        .arg(server.url())
+        .current_dir(&dir);
+    let out = run(cmd, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{}", out.both());
+    assert!(out.success, "endpoint.mjs failed:\n{}", out.both());
+    for line in [
+        "ok: Solve -> 534678912672195348198342567859761423426853791713924856961537284287419635345286179",
+        "ok: grpc-accept-encoding: gzip,zstd,identity",
+        "ok: malformed -> INVALID_ARGUMENT puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
+        "[MALFORMED_GRID cells=10]",
+        "[CONFLICTING_GIVENS cells=0,8]",
+        "all checks passed",
+    ] {
+        assert!(
+            out.stdout.contains(line),
+            "missing {line:?} in\n{}",
+            out.both()
+        );
+    }
 }
