@@ -70,16 +70,10 @@ pub fn main() -> i32 {
         Command::Solve(args) if args.is_local() => return exit_code(solve::run_local(args)),
         other => other,
     };
-    // `solve` through a server reads and prints on threads of its own, and
-    // its streams' I/O is one connection's worth of work: one runtime thread
-    // carries it, where a worker per core cost each run their start-up and
-    // their wake-ups, on cores the server on the same machine needs. The
-    // load generator and the toolkit keep a worker per core.
-    let mut builder = match &command {
-        Command::Solve(_) => tokio::runtime::Builder::new_current_thread(),
-        _ => tokio::runtime::Builder::new_multi_thread(),
-    };
-    let runtime = match builder.enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("sudoku: cannot start the runtime: {e}");
