@@ -3,9 +3,11 @@
 //! own format, as a stream.
 //!
 //! Three stages run at once, so memory stays flat however long the input:
-//! a reader thread parses one record at a time and hands puzzles on; the
-//! solvers (a pool of threads with `--local`, else SolveBatch streams fed
-//! from one bounded channel) answer them; a writer puts the answers back in
+//! a reader parses one record at a time and hands puzzles on (with
+//! `--local` on the main thread, which with one solver thread also solves
+//! them; else on a thread of its own); the solvers (a pool of threads with
+//! `--local`, else SolveBatch streams fed from one bounded channel) answer
+//! them; a writer thread puts the answers back in
 //! input order and prints each as soon as everything before it is printed.
 //! A reorder window of `--batch` x `--window` puzzles bounds what is read
 //! but not yet printed: when it is full the reader waits (backpressure), so
