@@ -64,15 +64,16 @@ struct HealthArgs {
 
 /// Runs the command line; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
-    // `solve --local` does its work on threads of its own: the runtime only
-    // waits for them, and starting a worker per core would cost a short
-    // run more than the waiting.
-    let mut builder = match &cli.command {
-        Command::Solve(args) if args.is_local() => tokio::runtime::Builder::new_current_thread(),
-        _ => tokio::runtime::Builder::new_multi_thread(),
+    let command = match Cli::parse().command {
+        // `solve --local` does no async I/O: it starts no runtime, whose
+        // threads, epoll and timer cost a short run more than it solves in.
+        Command::Solve(args) if args.is_local() => return exit_code(solve::run_local(args)),
+        other => other,
     };
-    let runtime = match builder.enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("sudoku: cannot start the runtime: {e}");
@@ -80,7 +81,7 @@ pub fn main() -> i32 {
         }
     };
     let result = runtime.block_on(async move {
-        match cli.command {
+        match command {
             Command::Solve(args) => solve::run(args).await,
             Command::Health(args) => health(args).await,
             Command::Bench(args) => bench::run(args).await,
@@ -90,6 +91,11 @@ pub fn main() -> i32 {
             Command::Generate(args) => toolkit::generate(args).await,
         }
     });
+    exit_code(result)
+}
+
+/// The exit code of a command's result; errors are said on stderr.
+fn exit_code(result: anyhow::Result<i32>) -> i32 {
     match result {
         Ok(code) => code,
         // A reader that stopped early (`| head`) is not a failure of ours.

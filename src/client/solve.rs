@@ -3,9 +3,11 @@
 //! own format, as a stream.
 //!
 //! Three stages run at once, so memory stays flat however long the input:
-//! a reader thread parses one record at a time and hands puzzles on; the
-//! solvers (a pool of threads with `--local`, else SolveBatch streams fed
-//! from one bounded channel) answer them; a writer puts the answers back in
+//! a reader parses one record at a time and hands puzzles on (with
+//! `--local` on the main thread, which with one solver thread also solves
+//! them; else on a thread of its own); the solvers (a pool of threads with
+//! `--local`, else SolveBatch streams fed from one bounded channel) answer
+//! them; a writer thread puts the answers back in
 //! input order and prints each as soon as everything before it is printed.
 //! A reorder window of `--batch` x `--window` puzzles bounds what is read
 //! but not yet printed: when it is full the reader waits (backpressure), so
@@ -82,7 +84,9 @@ pub struct SolveArgs {
     /// Puzzles per SolveBatch request message (with --local: per work item,
     /// at most 64 with several threads). 256: each message costs the client and the server a few thread
     /// wake-ups and an HTTP/2 frame or two, which at 64 cost an easy set a
-    /// third of its speed through a server on the same machine.
+    /// third of its speed through a server on the same machine. The first 8
+    /// messages of a run carry a quarter of it, so a small file still
+    /// spreads over the server's solver threads.
     #[arg(long, default_value_t = 256)]
     batch: usize,
     /// Messages (of --batch puzzles) in flight at once. Puzzles read but not
@@ -279,81 +283,141 @@ enum Work {
     Idle,
 }
 
-pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
-    let input: Box<dyn Read + Send> = match &args.file {
-        Some(p) if p.as_os_str() != "-" => Box::new(
-            std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
-        ),
-        _ => Box::new(std::io::stdin()),
-    };
-    let source = match &args.file {
-        Some(p) if p.as_os_str() != "-" => p.display().to_string(),
-        _ => "stdin".to_string(),
-    };
-    let batch = args.batch.max(1);
-    let window_size = batch.saturating_mul(args.window.max(1));
-    let window = Arc::new(Window::new(window_size));
-    let (to_writer, from_stages) = async_channel::unbounded::<Msg>();
-    let progress = Progress::start(args.quiet);
-    let printer = Printer::new(&args, window_size, progress.counts(), progress.say());
-    let writer = {
-        let window = window.clone();
-        std::thread::spawn(move || printer.run(from_stages, &window))
-    };
-    let limit = if args.unique { 2 } else { 1 };
-    if args.local {
-        let threads = if args.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            args.threads
+/// What every run sets up before solving: the input, the reorder window,
+/// the progress line and the writer thread.
+struct Run {
+    input: Box<dyn Read + Send>,
+    source: String,
+    batch: usize,
+    window: Arc<Window>,
+    to_writer: async_channel::Sender<Msg>,
+    progress: Progress,
+    writer: std::thread::JoinHandle<std::io::Result<Summary>>,
+    limit: u32,
+}
+
+impl Run {
+    fn start(args: &SolveArgs) -> anyhow::Result<Run> {
+        let input: Box<dyn Read + Send> = match &args.file {
+            Some(p) if p.as_os_str() != "-" => Box::new(
+                std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
+            ),
+            _ => Box::new(std::io::stdin()),
         };
-        let rules = Rules {
-            limit,
-            max_nodes: args.max_nodes,
-            timed: args.output == Output::Jsonl,
+        let source = match &args.file {
+            Some(p) if p.as_os_str() != "-" => p.display().to_string(),
+            _ => "stdin".to_string(),
         };
-        solve_local(
+        let batch = args.batch.max(1);
+        let window_size = batch.saturating_mul(args.window.max(1));
+        let window = Arc::new(Window::new(window_size));
+        let (to_writer, from_stages) = async_channel::unbounded::<Msg>();
+        let progress = Progress::start(args.quiet);
+        let printer = Printer::new(args, window_size, progress.counts(), progress.say());
+        let writer = {
+            let window = window.clone();
+            std::thread::spawn(move || printer.run(from_stages, &window))
+        };
+        Ok(Run {
             input,
-            &window,
-            to_writer,
-            rules,
-            threads,
+            source,
             batch,
-            args.window.max(1),
-        );
-    } else {
-        let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
-        let streams = match (args.streams, servers.len()) {
-            (Some(n), _) => n.max(1),
-            (None, 1) => 1,
-            (None, n) => 4 * n,
-        };
-        let channel = match connect_all(&servers).await {
-            Ok(c) => c,
-            Err(e) => {
-                window.close();
-                progress.finish();
-                return Err(e);
-            }
-        };
-        let client = SudokuServiceClient::new(channel).max_decoding_message_size(64 << 20);
-        solve_remote(
-            input,
-            window.clone(),
+            window,
             to_writer,
-            client,
-            limit,
-            batch,
-            args.window.max(1),
-            streams,
-            (!args.quiet).then(|| progress.say()),
-        );
+            progress,
+            writer,
+            limit: if args.unique { 2 } else { 1 },
+        })
     }
-    let summary = tokio::task::spawn_blocking(move || writer.join())
-        .await?
-        .map_err(|_| anyhow::anyhow!("the output thread failed"))??;
-    progress.finish();
-    Ok(summary.report(args.quiet, &source))
+
+    /// Waits for the writer to print the last answer; the exit code.
+    fn finish(
+        writer: std::thread::Result<std::io::Result<Summary>>,
+        progress: Progress,
+        quiet: bool,
+        source: &str,
+    ) -> anyhow::Result<i32> {
+        let summary = writer.map_err(|_| anyhow::anyhow!("the output thread failed"))??;
+        progress.finish();
+        Ok(summary.report(quiet, source))
+    }
+}
+
+/// `sudoku solve --local`: no runtime, no async I/O. This thread reads
+/// (and with one solver thread, solves) while the writer prints.
+pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
+    let Run {
+        input,
+        source,
+        batch,
+        window,
+        to_writer,
+        progress,
+        writer,
+        limit,
+    } = Run::start(&args)?;
+    let threads = if args.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        args.threads
+    };
+    let rules = Rules {
+        limit,
+        max_nodes: args.max_nodes,
+        timed: args.output == Output::Jsonl,
+    };
+    solve_local(
+        input,
+        &window,
+        to_writer,
+        rules,
+        threads,
+        batch,
+        args.window.max(1),
+    );
+    Run::finish(writer.join(), progress, args.quiet, &source)
+}
+
+/// `sudoku solve` through servers.
+pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
+    let Run {
+        input,
+        source,
+        batch,
+        window,
+        to_writer,
+        progress,
+        writer,
+        limit,
+    } = Run::start(&args)?;
+    let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
+    let streams = match (args.streams, servers.len()) {
+        (Some(n), _) => n.max(1),
+        (None, 1) => 1,
+        (None, n) => 4 * n,
+    };
+    let channel = match connect_all(&servers).await {
+        Ok(c) => c,
+        Err(e) => {
+            window.close();
+            progress.finish();
+            return Err(e);
+        }
+    };
+    let client = SudokuServiceClient::new(channel).max_decoding_message_size(64 << 20);
+    solve_remote(
+        input,
+        window.clone(),
+        to_writer,
+        client,
+        limit,
+        batch,
+        args.window.max(1),
+        streams,
+        (!args.quiet).then(|| progress.say()),
+    );
+    let joined = tokio::task::spawn_blocking(move || writer.join()).await?;
+    Run::finish(joined, progress, args.quiet, &source)
 }
 
 /// Reads `input` record by record: unreadable puzzles go straight to the
@@ -465,38 +529,38 @@ struct Rules {
 /// Puzzles per work item with several `--local` threads, at most.
 const LOCAL_ITEM: usize = 64;
 
-/// Solves in-process: the reader feeds `threads` solver threads work items
-/// of `batch` (at most [`LOCAL_ITEM`]) puzzles through a bounded channel. With one thread the reader
-/// solves each puzzle itself as it reads it: no puzzle crosses threads on
-/// its way in, and answers go to the writer `batch` at a time.
+/// Solves in-process, reading on the calling thread: the reader feeds
+/// `threads` solver threads work items of `batch` (at most [`LOCAL_ITEM`])
+/// puzzles through a bounded channel. With one thread the reader solves
+/// each puzzle itself as it reads it: no puzzle crosses threads on its way
+/// in, no thread is started but the writer, and answers go to the writer
+/// `batch` at a time. Returns when the input is read and solved (or
+/// printing stopped).
 fn solve_local(
     input: Box<dyn Read + Send>,
-    window: &Arc<Window>,
+    window: &Window,
     to_writer: async_channel::Sender<Msg>,
     rules: Rules,
     threads: usize,
     batch: usize,
     queue: usize,
 ) {
-    let window = window.clone();
     if threads <= 1 {
-        std::thread::spawn(move || {
-            let mut solver = Solver::new(&Grid::EMPTY, 1);
-            let mut answers = Vec::with_capacity(batch);
-            read_input(input, &window, &to_writer, |w| {
-                match w {
-                    Work::Puzzle(seq, meta, g) => {
-                        answers.push((seq, Some(meta), solve_one(&mut solver, &g, rules)));
-                        if answers.len() < batch {
-                            return true;
-                        }
+        let mut solver = Solver::new(&Grid::EMPTY, 1);
+        let mut answers = Vec::with_capacity(batch);
+        read_input(input, window, &to_writer, |w| {
+            match w {
+                Work::Puzzle(seq, meta, g) => {
+                    answers.push((seq, Some(meta), solve_one(&mut solver, &g, rules)));
+                    if answers.len() < batch {
+                        return true;
                     }
-                    Work::Idle if answers.is_empty() => return true,
-                    Work::Idle => {}
                 }
-                let full = std::mem::replace(&mut answers, Vec::with_capacity(batch));
-                to_writer.send_blocking(Msg::Answers(full)).is_ok()
-            });
+                Work::Idle if answers.is_empty() => return true,
+                Work::Idle => {}
+            }
+            let full = std::mem::replace(&mut answers, Vec::with_capacity(batch));
+            to_writer.send_blocking(Msg::Answers(full)).is_ok()
         });
         return;
     }
@@ -523,22 +587,20 @@ fn solve_local(
         });
     }
     drop(todo);
-    std::thread::spawn(move || {
-        let mut items = Vec::with_capacity(batch);
-        read_input(input, &window, &to_writer, |w| {
-            match w {
-                Work::Puzzle(seq, meta, g) => {
-                    items.push((seq, meta, g));
-                    if items.len() < batch {
-                        return true;
-                    }
+    let mut items = Vec::with_capacity(batch);
+    read_input(input, window, &to_writer, |w| {
+        match w {
+            Work::Puzzle(seq, meta, g) => {
+                items.push((seq, meta, g));
+                if items.len() < batch {
+                    return true;
                 }
-                Work::Idle if items.is_empty() => return true,
-                Work::Idle => {}
             }
-            let full = std::mem::replace(&mut items, Vec::with_capacity(batch));
-            jobs.send_blocking(full).is_ok()
-        });
+            Work::Idle if items.is_empty() => return true,
+            Work::Idle => {}
+        }
+        let full = std::mem::replace(&mut items, Vec::with_capacity(batch));
+        jobs.send_blocking(full).is_ok()
     });
 }
 
@@ -618,6 +680,7 @@ fn solve_remote(
     std::thread::spawn(move || {
         let mut items = Vec::with_capacity(batch);
         let mut sent = Vec::with_capacity(batch);
+        let mut messages = 0usize;
         read_input(input, &window, &to_writer, |w| {
             match w {
                 Work::Puzzle(seq, meta, g) => {
@@ -629,7 +692,7 @@ fn solve_remote(
                             cells: Vec::new(),
                         }),
                     });
-                    if items.len() < batch {
+                    if items.len() < message_size(batch, messages) {
                         return true;
                     }
                 }
@@ -642,11 +705,30 @@ fn solve_remote(
                 return false;
             }
             let items = std::mem::replace(&mut items, Vec::with_capacity(batch));
+            messages += 1;
             requests
                 .send_blocking(pb::SolveBatchRequest { items, options })
                 .is_ok()
         });
     });
+}
+
+/// Request messages at the start of a run that carry a quarter of
+/// `--batch` puzzles each.
+const SMALL_MESSAGES: usize = 8;
+
+/// Puzzles in request message number `sent` (from 0) of a run. A message
+/// is one task for one of the server's solver threads, so a small file in
+/// full messages (the forum's 375 hardest: 256 + 119) keeps one thread
+/// busy long after the other is done; the first [`SMALL_MESSAGES`] carry a
+/// quarter of `batch` each, which spreads a file of up to 2 x `batch`
+/// puzzles over 8 tasks and costs a long run a few wake-ups more.
+fn message_size(batch: usize, sent: usize) -> usize {
+    if sent < SMALL_MESSAGES {
+        (batch / 4).max(1)
+    } else {
+        batch
+    }
 }
 
 /// One SolveBatch stream of the run: it draws request messages from the
@@ -994,6 +1076,7 @@ impl Printer {
         };
         let mut first = true;
         loop {
+            let mut printed = 0;
             let msg = match rx.try_recv() {
                 Ok(m) => m,
                 Err(async_channel::TryRecvError::Empty) => {
@@ -1017,6 +1100,15 @@ impl Printer {
                 }
                 Msg::Answers(answers) => {
                     for (seq, meta, done) in answers {
+                        // Next in line with nothing waiting (answers of one
+                        // local thread come in order): printed at once, not
+                        // moved through the ring.
+                        if let (true, Some(meta)) = (seq == base && ring.is_empty(), &meta) {
+                            base += 1;
+                            printed += 1;
+                            self.print_one(&mut out, meta, &done, &mut first, &mut summary)?;
+                            continue;
+                        }
                         if let Some(s) = place(&mut ring, base, self.window, seq) {
                             if meta.is_some() {
                                 s.meta = meta;
@@ -1031,7 +1123,6 @@ impl Printer {
                     window.close();
                 }
             }
-            let mut printed = 0;
             while ring
                 .front()
                 .is_some_and(|s| s.meta.is_some() && s.done.is_some())
