@@ -1,9 +1,11 @@
 //! What the server tells its operators: logs (`tracing`, text or JSON
-//! lines) and Prometheus metrics ([`metrics`]).
+//! lines), Prometheus metrics ([`metrics`]) and, when an OTLP endpoint is
+//! set, distributed traces ([`traces`]).
 
 pub mod metrics;
 pub mod repeats;
 mod scrape;
+pub mod traces;
 
 use clap::ValueEnum;
 
@@ -17,8 +19,14 @@ pub enum LogFormat {
 }
 
 /// Sets up logging: RUST_LOG filters (default `info`), `format` picks text
-/// or JSON lines, and repeated warnings are limited ([`repeats`]).
-pub fn init_tracing(format: LogFormat) {
+/// or JSON lines, and repeated warnings are limited ([`repeats`]). With an
+/// `otlp_endpoint`, spans are exported there too ([`traces`]); then this
+/// must run inside the tokio runtime that serves, and the exporter it
+/// returns is shut down (flushed) at exit.
+pub fn init_tracing(
+    format: LogFormat,
+    otlp_endpoint: Option<&str>,
+) -> anyhow::Result<Option<traces::Exporter>> {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::FilterExt as _;
     use tracing_subscriber::layer::SubscriberExt as _;
@@ -36,7 +44,21 @@ pub fn init_tracing(format: LogFormat) {
     // The level filter first, so lines it drops are not counted as
     // suppressed repeats.
     let filter = filter.and(repeats::RepeatLimit::default());
-    let _ = tracing_subscriber::registry()
+    let (spans, exporter) = match otlp_endpoint {
+        None => (None, None),
+        Some(endpoint) => {
+            let (layer, exporter) = traces::layer(endpoint)?;
+            (Some(layer), Some(exporter))
+        }
+    };
+    let installed = tracing_subscriber::registry()
         .with(lines.with_filter(filter))
-        .try_init();
+        .with(spans)
+        .try_init()
+        .is_ok();
+    if let (true, Some(endpoint)) = (installed, otlp_endpoint) {
+        traces::switch_on();
+        tracing::info!(endpoint, "exporting traces over OTLP/gRPC");
+    }
+    Ok(exporter)
 }
