@@ -334,11 +334,17 @@ impl Config {
     }
 }
 
-/// An OTLP/gRPC endpoint: an http:// or https:// URL.
+/// An OTLP/gRPC endpoint: an http:// URL. The exporter is built without
+/// TLS (a collector is usually a sidecar or a node agent), so https:// is
+/// refused here rather than at start-up.
 fn parse_endpoint(text: &str) -> Result<String, String> {
     let endpoint = text.trim();
     match endpoint.split_once("://") {
-        Some(("http" | "https", rest)) if !rest.is_empty() => Ok(endpoint.to_string()),
+        Some(("http", rest)) if !rest.is_empty() => Ok(endpoint.to_string()),
+        Some(("https", _)) => Err(format!(
+            "{text:?}: the trace exporter speaks plaintext OTLP/gRPC only (http://); \
+             export to a local collector and let it forward over TLS"
+        )),
         _ => Err(format!(
             "{text:?} is not an OTLP/gRPC endpoint: it must be a URL such as http://127.0.0.1:4317"
         )),
@@ -393,7 +399,12 @@ mod tests {
     fn the_otlp_endpoint_must_be_a_url() {
         let c = Config::parse_from(["sudoku-server", "--otlp-endpoint", "http://127.0.0.1:4317"]);
         assert_eq!(c.otlp_endpoint.as_deref(), Some("http://127.0.0.1:4317"));
-        for bad in ["127.0.0.1:4317", "http://", "grpc://collector:4317"] {
+        for bad in [
+            "127.0.0.1:4317",
+            "http://",
+            "grpc://collector:4317",
+            "https://collector:4317",
+        ] {
             let parsed = Config::try_parse_from(["sudoku-server", "--otlp-endpoint", bad]);
             assert!(parsed.is_err(), "{bad} accepted");
         }

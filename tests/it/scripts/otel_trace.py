@@ -6,7 +6,8 @@
   127.0.0.1 (--port, 0 for any), prints `listening PORT`, then one JSON line
   per span received:
   {"service", "trace_id", "span_id", "parent_span_id", "trace_state", "name",
-   "kind", "status", "attributes": {key: value}}, ids in lowercase hex.
+   "kind", "status", "attributes": {key: value}}, ids in lowercase hex; with
+  --quiet only `received N spans` each second the count changed.
 
 - client: a Python client instrumented with opentelemetry-instrumentation-grpc
   (its client spans go to an in-memory exporter). Inside one root span of
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from concurrent import futures
 
 import grpc
@@ -50,6 +52,7 @@ def receive(args):
     from opentelemetry.proto.trace.v1 import trace_pb2
 
     out = threading.Lock()
+    received = [0]
 
     class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
         def Export(self, request, context):
@@ -82,9 +85,11 @@ def receive(args):
                             )
                         )
             with out:
-                for line in lines:
-                    print(line)
-                sys.stdout.flush()
+                received[0] += len(lines)
+                if not args.quiet:
+                    for line in lines:
+                        print(line)
+                    sys.stdout.flush()
             return trace_service_pb2.ExportTraceServiceResponse()
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
@@ -94,7 +99,17 @@ def receive(args):
     with out:
         print(f"listening {port}")
         sys.stdout.flush()
-    server.wait_for_termination()
+    if not args.quiet:
+        server.wait_for_termination()
+        return
+    shown = -1
+    while True:
+        time.sleep(1)
+        with out:
+            if received[0] != shown:
+                shown = received[0]
+                print(f"received {shown} spans")
+                sys.stdout.flush()
 
 
 def generate_stubs(proto_dir, out_dir):
@@ -195,6 +210,11 @@ def main():
     modes = parser.add_subparsers(dest="mode", required=True)
     r = modes.add_parser("receive")
     r.add_argument("--port", type=int, default=0)
+    r.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print no spans, only `received N spans` when N changes (for benches/otel.sh)",
+    )
     c = modes.add_parser("client")
     c.add_argument("--target", required=True)
     c.add_argument("--proto-dir", required=True)
