@@ -6,7 +6,8 @@
 #   1%     --otlp-endpoint, OTEL_TRACES_SAMPLER=parentbased_traceidratio, ARG=0.01
 # and prints each run and the medians, with the share lost against off
 # (goal: at most 5% at 1%). The bench client sends no trace context, so every
-# call is a root span and the sampler's ratio decides alone.
+# call is a root span and the sampler's ratio decides alone. Each run starts
+# with the next mode in turn, so that none always runs first.
 #
 # Where spans go (RECEIVER):
 #   down    (default) an endpoint on 127.0.0.1 where nothing listens: every
@@ -18,7 +19,7 @@
 #
 # Load only targets 127.0.0.1 and every run is bounded in time.
 # Knobs (environment): RUNS (5), DUR seconds per run (5), CONCURRENCY (64),
-# CONNECTIONS (4), PORT (50161; the servers take PORT..PORT+2, a down
+# CONNECTIONS (4), PORT (50261; the servers take PORT..PORT+2, a down
 # endpoint PORT+3), UNARY_FILE (one easy puzzle: the per-call overhead at
 # its largest share; data/puzzles2_17_clue for realistic work),
 # RECEIVER (down), SKIP_BUILD=1 (use BIN_DIR as is).
@@ -29,7 +30,7 @@ RUNS=${RUNS:-5}
 DUR=${DUR:-5}
 CONCURRENCY=${CONCURRENCY:-64}
 CONNECTIONS=${CONNECTIONS:-4}
-PORT=${PORT:-50161}
+PORT=${PORT:-50261}
 RECEIVER=${RECEIVER:-down}
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 PYTHON=${PYTHON:-$TARGET_DIR/py-venv/bin/python}
@@ -77,15 +78,20 @@ start() { # mode port env...
     shift 2
     local args=()
     [[ $mode != off ]] && args=(--otlp-endpoint "$ENDPOINT")
-    env RUST_LOG=error "$@" "$BIN_DIR/sudoku-server" --listen "127.0.0.1:$port" "${args[@]}" &
+    # The exporter's failures (RECEIVER=down) are logged: kept out of the report.
+    env RUST_LOG=error "$@" "$BIN_DIR/sudoku-server" --listen "127.0.0.1:$port" "${args[@]}" \
+        2>"$WORK/server-${mode%\%}.log" &
     SPID[$mode]=$!
     PIDS+=($!)
     ADDR[$mode]=http://127.0.0.1:$port
     for _ in $(seq 100); do
+        # Ours, not another server that already had the port.
+        kill -0 "${SPID[$mode]}" 2>/dev/null || break
         "$SUDOKU" health --server "${ADDR[$mode]}" >/dev/null 2>&1 && return
         sleep 0.1
     done
-    echo "the $mode server did not come up" >&2
+    echo "the $mode server did not come up on port $port (in use? set PORT):" >&2
+    cat "$WORK/server-${mode%\%}.log" >&2
     exit 1
 }
 start off "$PORT"
@@ -101,7 +107,9 @@ echo "# unary Solve of $(basename "$UNARY_FILE"), $CONCURRENCY in flight over $C
 for mode in "${MODES[@]}"; do : >"$WORK/rate-$mode"; done
 for r in $(seq "$RUNS"); do
     line="  run $r:"
-    for mode in "${MODES[@]}"; do
+    # Each run starts with the next mode, so no mode always goes first.
+    order=("${MODES[@]:$(((r - 1) % 3))}" "${MODES[@]:0:$(((r - 1) % 3))}")
+    for mode in "${order[@]}"; do
         "$SUDOKU" bench --server "${ADDR[$mode]}" --server-pid "${SPID[$mode]}" --mode unary \
             --concurrency "$CONCURRENCY" --connections "$CONNECTIONS" --duration "$DUR" \
             "$UNARY_FILE" >"$WORK/out" || { cat "$WORK/out"; echo "bench against $mode failed" >&2; }
