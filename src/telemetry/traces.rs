@@ -11,8 +11,10 @@
 //! time nor memory. A call whose metadata carries W3C trace context
 //! (`traceparent`, `tracestate`) gets its span as a child of the caller's.
 //! The sampler is the standard one (`OTEL_TRACES_SAMPLER`,
-//! `OTEL_TRACES_SAMPLER_ARG`; parent-based always-on by default), and the
-//! resource's `service.name` is `OTEL_SERVICE_NAME`, else `sudoku-server`.
+//! `OTEL_TRACES_SAMPLER_ARG`; parent-based always-on by default), asked
+//! when a call's span is made ([`call_span`]) so that a dropped call makes
+//! no OpenTelemetry span at all, and the resource's `service.name` is
+//! `OTEL_SERVICE_NAME`, else `sudoku-server`.
 //!
 //! Off, no layer is installed: the spans stay at debug level, which the
 //! log filter usually disables, and a call pays one relaxed load to learn
@@ -20,16 +22,20 @@
 //!
 //! See docs/tracing.md.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{SpanKind, TraceContextExt as _, TracerProvider as _};
 use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, IdGenerator as _, RandomIdGenerator, Sampler,
+    SamplingDecision, SdkTracerProvider, ShouldSample,
+};
 use tonic::Code;
 use tonic::metadata::{KeyRef, MetadataMap};
 use tracing::Span;
@@ -42,6 +48,15 @@ use crate::telemetry::metrics;
 
 /// True once the OpenTelemetry layer is installed.
 static ON: AtomicBool = AtomicBool::new(false);
+
+/// The configured sampler (`OTEL_TRACES_SAMPLER`), asked when a call's
+/// span is made; see [`call_span`].
+static SAMPLER: OnceLock<Box<dyn ShouldSample>> = OnceLock::new();
+
+/// The target of the spans of calls the sampler dropped, and of their
+/// children: the logs still see them (under RUST_LOG=debug), the
+/// OpenTelemetry layer never does.
+const UNTRACED: &str = "sudoku_grpc::untraced";
 
 /// How long shutdown waits for the last spans to be exported.
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -112,13 +127,19 @@ where
     // The queue's bound and the export cadence come from the standard
     // OTEL_BSP_* variables (2,048 spans, every 5 s, 512 at a time).
     let processor = BatchSpanProcessor::new(exporter, BatchConfigBuilder::default().build());
+    // The configured sampler decides when a call's span is made, so that
+    // a dropped call costs no OpenTelemetry span at all; the SDK then
+    // only follows its decision down the call's children.
+    let _ = SAMPLER.set(opentelemetry_sdk::trace::Config::default().sampler);
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
+        .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
         .with_resource(resource())
         .build();
     let tracer = provider.tracer(env!("CARGO_PKG_NAME"));
     let filter = tracing_subscriber::filter::filter_fn(|meta| {
         meta.target().starts_with(env!("CARGO_CRATE_NAME"))
+            && meta.target() != UNTRACED
             && (meta.is_span() || *meta.level() <= tracing::Level::WARN)
     });
     // Only what a span says: no code locations, thread names, busy/idle
@@ -160,13 +181,27 @@ fn resource() -> Resource {
 }
 
 /// The span of one call of `method` on `sudoku.v1.SudokuService`. With
-/// tracing on, it carries the RPC semantic-convention attributes, is
-/// named `sudoku.v1.SudokuService/<method>` and, when `metadata` holds a
-/// `traceparent`, is a child of the caller's span. Its outcome is filled
-/// in by [`record_code`] and [`record_answer`].
+/// tracing on and the call sampled, it carries the RPC semantic-convention
+/// attributes, is named `sudoku.v1.SudokuService/<method>` and, when
+/// `metadata` holds a `traceparent`, is a child of the caller's span. Its
+/// outcome is filled in by [`record_code`] and [`record_answer`].
+///
+/// The sampler is asked here, with the caller's context: a `parentbased_*`
+/// sampler follows the caller's sampled flag, a ratio decides by the
+/// caller's trace id, or for a call without trace context by a fresh one
+/// (the SDK then names the trace with another random id: the same odds).
+/// A call it drops gets the plain logging span, which OpenTelemetry never
+/// sees.
 pub fn call_span(method: &'static str, metadata: &MetadataMap) -> Span {
     if !on() {
         return tracing::debug_span!("call", method, code = Empty);
+    }
+    let parent = match metadata.get("traceparent") {
+        Some(_) => TraceContextPropagator::new().extract(&Carrier(metadata)),
+        None => opentelemetry::Context::new(),
+    };
+    if !sampled(&parent, method) {
+        return tracing::debug_span!(target: UNTRACED, "call", method, code = Empty);
     }
     let name = format!("{SERVICE_NAME}/{method}");
     let span = tracing::debug_span!(
@@ -184,8 +219,7 @@ pub fn call_span(method: &'static str, metadata: &MetadataMap) -> Span {
         sudoku.nodes = Empty,
         sudoku.guesses = Empty,
     );
-    if metadata.get("traceparent").is_some() {
-        let parent = TraceContextPropagator::new().extract(&Carrier(metadata));
+    if parent.has_active_span() {
         // Fails only when the span is disabled or already started, and
         // then it has no parent to take.
         let _ = span.set_parent(parent);
@@ -193,9 +227,41 @@ pub fn call_span(method: &'static str, metadata: &MetadataMap) -> Span {
     span
 }
 
+/// Whether the configured sampler keeps a call of `method` with the
+/// caller's context `parent`.
+fn sampled(parent: &opentelemetry::Context, method: &str) -> bool {
+    SAMPLER
+        .get()
+        .is_none_or(|sampler| sampled_by(&**sampler, parent, method))
+}
+
+fn sampled_by(sampler: &dyn ShouldSample, parent: &opentelemetry::Context, method: &str) -> bool {
+    let remote = parent.span().span_context().clone();
+    let trace_id = if remote.is_valid() {
+        remote.trace_id()
+    } else {
+        RandomIdGenerator::default().new_trace_id()
+    };
+    let result = sampler.should_sample(Some(parent), trace_id, method, &SpanKind::Server, &[], &[]);
+    result.decision == SamplingDecision::RecordAndSample
+}
+
+/// False inside the span of a call the sampler dropped (or outside any
+/// span): a child made there stays out of OpenTelemetry too, rather than
+/// start a trace of its own.
+fn in_traced_call() -> bool {
+    !on()
+        || Span::current()
+            .metadata()
+            .is_some_and(|meta| meta.target() != UNTRACED)
+}
+
 /// The span of one SolveBatch request message of `items` items, in the
 /// current call's span; [`record_work`] fills in what its items took.
 pub fn message_span(items: usize) -> Span {
+    if !in_traced_call() {
+        return tracing::debug_span!(target: UNTRACED, "message", items);
+    }
     tracing::debug_span!(
         "message",
         sudoku.items = int(items as u64),
@@ -210,6 +276,9 @@ pub fn message_span(items: usize) -> Span {
 /// thread, after `inline_nodes` nodes on the thread that read the call;
 /// [`record_answer`] fills in how it ended.
 pub fn search_span(inline_nodes: u64) -> Span {
+    if !in_traced_call() {
+        return tracing::debug_span!(target: UNTRACED, "search", inline_nodes);
+    }
     tracing::debug_span!(
         "search",
         sudoku.inline_nodes = int(inline_nodes),
@@ -288,7 +357,6 @@ impl Extractor for Carrier<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::trace::TraceContextExt as _;
 
     #[test]
     fn the_flag_comes_first_then_the_standard_variables() {
@@ -331,6 +399,27 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_parent_based_ratio_follows_the_caller_and_decides_alone_for_roots() {
+        let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(0.0)));
+        let context_of = |traceparent: &str| {
+            let mut metadata = MetadataMap::new();
+            metadata.insert("traceparent", traceparent.parse().unwrap());
+            TraceContextPropagator::new().extract(&Carrier(&metadata))
+        };
+        let sampled = context_of("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+        let unsampled = context_of("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00");
+        assert!(sampled_by(&sampler, &sampled, "Solve"));
+        assert!(!sampled_by(&sampler, &unsampled, "Solve"));
+        assert!(!sampled_by(
+            &sampler,
+            &opentelemetry::Context::new(),
+            "Solve"
+        ));
+        let always = Sampler::ParentBased(Box::new(Sampler::AlwaysOn));
+        assert!(sampled_by(&always, &opentelemetry::Context::new(), "Solve"));
     }
 
     #[test]
