@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the other-language client tests need (tests/it/python_client.rs,
-# tests/it/node_client.rs, buf.rs, zstd_curl.rs, scale_out.rs)
+# tests/it/otel.rs, tests/it/node_client.rs, buf.rs, zstd_curl.rs, scale_out.rs)
 # on a fresh Debian machine, as root, without questions. Safe to run again:
 # each step is skipped when its result is already there and current.
 #
 #   - python3 with venv, then a virtualenv in ${CARGO_TARGET_DIR:-target}/py-venv
-#     with examples/python/requirements.txt (the same path the tests use)
+#     with examples/python/requirements.txt and tests/it/scripts/requirements.txt
+#     (the same path the tests use)
 #   - node and npm, then `npm ci` in examples/node and tools/buf (buf comes
 #     from the @bufbuild/buf npm package)
 #   - curl (with HTTP/2) and zstd, for the zstd test
@@ -57,17 +58,19 @@ if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   fi
 fi
 
-# The virtualenv, reused while requirements.txt is unchanged (the stamp is
-# the file the tests compare too).
+# The virtualenv, reused while the requirements files are unchanged (the
+# stamp is the files one after the other, as the tests compare it; keep the
+# list in step with PYTHON_REQUIREMENTS in tests/it/support/tools.rs).
 venv="$target/py-venv"
-req="$repo/examples/python/requirements.txt"
+reqs=("$repo/examples/python/requirements.txt" "$repo/tests/it/scripts/requirements.txt")
 if [ ! -x "$venv/bin/python" ]; then
   mkdir -p "$target"
   python3 -m venv "$venv"
 fi
-if ! cmp -s "$req" "$venv/.sudoku-requirements"; then
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-  cp "$req" "$venv/.sudoku-requirements"
+if ! cmp -s <(cat "${reqs[@]}") "$venv/.sudoku-requirements"; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r "${reqs[0]}" -r "${reqs[1]}"
+  cat "${reqs[@]}" > "$venv/.sudoku-requirements"
 fi
 
 # npm packages from the lock files, reused while a lock file is unchanged.

@@ -1,20 +1,30 @@
-//! `sudoku-server`: parse settings, set up logging, serve until SIGTERM/SIGINT.
+//! `sudoku-server`: parse settings, set up logging (and tracing), serve
+//! until SIGTERM/SIGINT, flush the traces.
 
 #![forbid(unsafe_code)]
 
 use clap::Parser;
 use sudoku_grpc::server::{Config, Prepared, shutdown_signal};
-use sudoku_grpc::telemetry::init_tracing;
+use sudoku_grpc::telemetry::{init_tracing, traces};
 
 fn main() -> anyhow::Result<()> {
     let config = Config::parse();
-    init_tracing(config.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.runtime_threads())
         .enable_all()
         .build()?;
-    runtime.block_on(async {
+    // In the runtime: the trace exporter's channel runs on it.
+    let exporter = {
+        let _runtime = runtime.enter();
+        init_tracing(config.log_format, config.otlp_endpoint().as_deref())?
+    };
+    let served = runtime.block_on(async {
         let server = Prepared::bind(config).await?;
         server.serve(shutdown_signal()).await
-    })
+    });
+    // After the drain, while the runtime still runs the exporter's channel.
+    if let Some(exporter) = exporter {
+        exporter.shutdown(traces::FLUSH_TIMEOUT);
+    }
+    served
 }

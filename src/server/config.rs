@@ -61,6 +61,14 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
+    /// OTLP/gRPC endpoint to export traces to (`http://collector:4317`);
+    /// off when unset, and then OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+    /// OTEL_EXPORTER_OTLP_ENDPOINT is used if set. OTEL_SERVICE_NAME,
+    /// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG are honoured; see
+    /// docs/tracing.md.
+    #[arg(long, env = "SUDOKU_OTLP_ENDPOINT", value_parser = parse_endpoint)]
+    pub otlp_endpoint: Option<String>,
+
     /// Solver threads, which run batch messages and the searches of unary
     /// calls that outlive their inline budget; the async runtime, which
     /// does the I/O, gets as many threads. 0 = one per core.
@@ -296,6 +304,12 @@ impl Config {
         Ok(())
     }
 
+    /// Where to export traces: `--otlp-endpoint`, else the standard
+    /// OpenTelemetry variables; `None` keeps tracing off.
+    pub fn otlp_endpoint(&self) -> Option<String> {
+        crate::telemetry::traces::endpoint(self.otlp_endpoint.as_deref())
+    }
+
     /// The drain deadline as a duration.
     pub fn drain_timeout(&self) -> Duration {
         Duration::from_millis(self.drain_timeout_ms)
@@ -323,6 +337,23 @@ impl Config {
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         }
+    }
+}
+
+/// An OTLP/gRPC endpoint: an http:// URL. The exporter is built without
+/// TLS (a collector is usually a sidecar or a node agent), so https:// is
+/// refused here rather than at start-up.
+fn parse_endpoint(text: &str) -> Result<String, String> {
+    let endpoint = text.trim();
+    match endpoint.split_once("://") {
+        Some(("http", rest)) if !rest.is_empty() => Ok(endpoint.to_string()),
+        Some(("https", _)) => Err(format!(
+            "{text:?}: the trace exporter speaks plaintext OTLP/gRPC only (http://); \
+             export to a local collector and let it forward over TLS"
+        )),
+        _ => Err(format!(
+            "{text:?} is not an OTLP/gRPC endpoint: it must be a URL such as http://127.0.0.1:4317"
+        )),
     }
 }
 
@@ -367,6 +398,7 @@ mod tests {
         assert_eq!(c.max_connections, 1024);
         assert!(c.cors_origins.is_empty());
         assert!(!c.no_web_page);
+        assert_eq!(c.otlp_endpoint, None);
         assert_eq!(c.validate(), Ok(()));
     }
 
@@ -374,6 +406,21 @@ mod tests {
     fn the_web_page_is_turned_off_by_flag() {
         let c = Config::try_parse_from(["sudoku-server", "--no-web-page"]).unwrap();
         assert!(c.no_web_page);
+    }
+
+    #[test]
+    fn the_otlp_endpoint_must_be_a_url() {
+        let c = Config::parse_from(["sudoku-server", "--otlp-endpoint", "http://127.0.0.1:4317"]);
+        assert_eq!(c.otlp_endpoint.as_deref(), Some("http://127.0.0.1:4317"));
+        for bad in [
+            "127.0.0.1:4317",
+            "http://",
+            "grpc://collector:4317",
+            "https://collector:4317",
+        ] {
+            let parsed = Config::try_parse_from(["sudoku-server", "--otlp-endpoint", bad]);
+            assert!(parsed.is_err(), "{bad} accepted");
+        }
     }
 
     #[test]

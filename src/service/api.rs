@@ -23,7 +23,7 @@ use super::{Sudoku, Tenant};
 use crate::logic::{self, Candidates};
 use crate::pb::{self, sudoku_service_server::SudokuService};
 use crate::puzzle::validate;
-use crate::telemetry::metrics;
+use crate::telemetry::traces;
 
 impl Sudoku {
     /// Answers one Solve request: refuses it while draining, validates it,
@@ -208,25 +208,24 @@ impl Sudoku {
         })
     }
 
-    /// Answers a unary call of `method` with `answer`: the call's span, its
-    /// log line, a panic kept inside the call, and the failure's status.
+    /// Answers a unary call with `answer` in its `span` ([`traces::call_span`]):
+    /// its log line, a panic kept inside the call, and the failure's status.
     async fn unary<T>(
         &self,
-        method: &'static str,
+        span: tracing::Span,
         answer: impl std::future::Future<Output = Result<T, Failure>>,
     ) -> Result<Response<T>, Status> {
-        self.unary_counted(method, answer, |_| ()).await
+        self.unary_counted(span, answer, |_| ()).await
     }
 
     /// [`Self::unary`], with `on_failure` told of a failure (a panic
     /// included) before it becomes the call's status.
     async fn unary_counted<T>(
         &self,
-        method: &'static str,
+        span: tracing::Span,
         answer: impl std::future::Future<Output = Result<T, Failure>>,
         on_failure: impl FnOnce(&Failure),
     ) -> Result<Response<T>, Status> {
-        let span = tracing::debug_span!("call", method, code = tracing::field::Empty);
         let started = Instant::now();
         let result = AssertUnwindSafe(answer)
             .catch_unwind()
@@ -236,7 +235,7 @@ impl Sudoku {
         let _enter = span.enter();
         match result {
             Ok(reply) => {
-                span.record("code", "OK");
+                traces::record_code(&span, tonic::Code::Ok);
                 tracing::debug!(
                     elapsed_us = started.elapsed().as_micros() as u64,
                     "call done"
@@ -246,7 +245,7 @@ impl Sudoku {
             Err(failure) => {
                 on_failure(&failure);
                 let status = Status::from(failure.clone());
-                span.record("code", metrics::code_name(status.code()));
+                traces::record_code(&span, status.code());
                 if failure == Failure::Panicked {
                     tracing::error!("handler panicked; answered INTERNAL");
                 } else {
@@ -266,15 +265,17 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::SolveResponse>, Status> {
         let deadline = deadline_of(request.metadata());
         let tenant = tenant_of(&request);
+        let span = traces::call_span("Solve", request.metadata());
         let answer = async {
             let solution = self
                 .solve_unary(request.get_ref(), deadline, tenant)
                 .await?;
+            record_solution(&tracing::Span::current(), &solution);
             Ok(pb::SolveResponse {
                 solution: Some(solution),
             })
         };
-        self.unary_counted("Solve", answer, |failure| {
+        self.unary_counted(span, answer, |failure| {
             count_failure(&self.shared.gauges, failure)
         })
         .await
@@ -286,7 +287,7 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::ValidateResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
         self.unary(
-            "Validate",
+            traces::call_span("Validate", request.metadata()),
             self.validate_unary(request.get_ref(), deadline, tenant),
         )
         .await
@@ -297,7 +298,8 @@ impl SudokuService for Sudoku {
         request: Request<pb::HintRequest>,
     ) -> Result<Response<pb::HintResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
-        self.unary("Hint", self.hint_unary(request.get_ref(), deadline, tenant))
+        let span = traces::call_span("Hint", request.metadata());
+        self.unary(span, self.hint_unary(request.get_ref(), deadline, tenant))
             .await
     }
 
@@ -306,7 +308,8 @@ impl SudokuService for Sudoku {
         request: Request<pb::RateRequest>,
     ) -> Result<Response<pb::RateResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
-        self.unary("Rate", self.rate_unary(request.get_ref(), deadline, tenant))
+        let span = traces::call_span("Rate", request.metadata());
+        self.unary(span, self.rate_unary(request.get_ref(), deadline, tenant))
             .await
     }
 
@@ -335,15 +338,12 @@ impl SudokuService for Sudoku {
         }
         let deadline = deadline_of(request.metadata());
         let tenant = tenant_of(&request);
+        let span = traces::call_span("SolveBatch", request.metadata());
         let share = request.extensions().get::<Share>().cloned();
         let inbound = request.into_inner().map(|msg| msg.map(|msg| (msg, 0)));
-        Ok(Response::new(self.open_batch(
-            inbound,
-            "SolveBatch",
-            deadline,
-            tenant,
-            share,
-        )))
+        Ok(Response::new(
+            self.open_batch(inbound, span, deadline, tenant, share),
+        ))
     }
 
     // --- SolveStream -----------------------------------------------------
@@ -356,17 +356,31 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<Self::SolveStreamStream>, Status> {
         let deadline = deadline_of(request.metadata());
         let tenant = tenant_of(&request);
+        let span = traces::call_span("SolveStream", request.metadata());
         let share = request.extensions().get::<Share>().cloned();
-        match self.open_stream(request.into_inner(), deadline, tenant, share) {
+        match self.open_stream(request.into_inner(), span.clone(), deadline, tenant, share) {
             Ok(stream) => Ok(Response::new(stream)),
             Err(failure) => {
                 count_failure(&self.shared.gauges, &failure);
-                Err(failure.into())
+                let status = Status::from(failure);
+                traces::record_code(&span, status.code());
+                Err(status)
             }
         }
     }
 
     // --- end of SolveStream ----------------------------------------------
+}
+
+/// Records a unary search's answer on `span`: its outcome and the work it
+/// took.
+pub(super) fn record_solution(span: &tracing::Span, solution: &pb::Solution) {
+    if span.is_disabled() {
+        return;
+    }
+    let outcome = pb::Outcome::try_from(solution.outcome).unwrap_or(pb::Outcome::Unspecified);
+    let stats = solution.stats.unwrap_or_default();
+    traces::record_answer(span, outcome.as_str_name(), stats.nodes, stats.guesses);
 }
 
 /// A seed for a Generate call that sets none: from the clock and the

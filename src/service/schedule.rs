@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
+use tracing::Instrument as _;
 
 use super::convert::{GeneratePlan, Job, generated_to_pb, outcome, parse_grid, parse_limit, to_pb};
 use super::pool::{Step, Turn, Work, with_thread_solver};
@@ -21,6 +22,7 @@ use crate::logic::Rating;
 use crate::pb;
 use crate::solver::{Answer, Progress, Solver};
 use crate::telemetry::metrics::{Gauges, PuzzleOutcome};
+use crate::telemetry::traces;
 
 impl Sudoku {
     /// Solves one validated puzzle of a unary call from `tenant`: up to
@@ -56,6 +58,7 @@ impl Sudoku {
         let (answer, elapsed) = match first {
             Ok(done) => done,
             Err((solver, elapsed)) => {
+                let span = traces::search_span(inline);
                 let (reply, replied) = oneshot::channel();
                 shared.pool.submit(
                     tenant,
@@ -67,7 +70,15 @@ impl Sudoku {
                         reply: Some(reply),
                     }),
                 );
-                reply_by(replied, deadline).await??
+                let (answer, elapsed) = reply_by(replied, deadline)
+                    .instrument(span.clone())
+                    .await??;
+                if !span.is_disabled() {
+                    let outcome = outcome(&answer).as_str_name();
+                    let stats = &answer.stats;
+                    traces::record_answer(&span, outcome, stats.nodes, stats.guesses);
+                }
+                (answer, elapsed)
             }
         };
         Ok(to_pb(&answer, &job, elapsed))

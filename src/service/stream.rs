@@ -30,7 +30,7 @@ use super::schedule::{expiry, past};
 use super::status::Failure;
 use super::{Sudoku, Tenant};
 use crate::pb;
-use crate::telemetry::metrics;
+use crate::telemetry::traces;
 
 /// The response stream of a SolveBatch call.
 pub(super) type BatchStream =
@@ -78,12 +78,12 @@ impl Sudoku {
     /// stream. Messages are charged to `share` (none: not charged).
     ///
     /// `inbound` yields each message with the index its first item has in
-    /// the client's request (see [`Sudoku::solve_message`]); `method` names
-    /// the call in its span.
+    /// the client's request (see [`Sudoku::solve_message`]); `span` is the
+    /// call's ([`traces::call_span`]), and each message gets its own in it.
     pub(super) fn open_batch(
         &self,
         inbound: impl Stream<Item = Result<(pb::SolveBatchRequest, usize), Status>> + Send + 'static,
-        method: &'static str,
+        span: tracing::Span,
         deadline: Option<Instant>,
         tenant: Tenant,
         share: Option<Share>,
@@ -94,7 +94,6 @@ impl Sudoku {
             async_channel::bounded::<(pb::SolveBatchRequest, usize, Option<Charge>)>(
                 limits.stream_window,
             );
-        let span = tracing::debug_span!("call", method, code = tracing::field::Empty);
         let gauges = self.shared.gauges.clone();
         gauges.open_streams.fetch_add(1, Ordering::Relaxed);
 
@@ -113,11 +112,15 @@ impl Sudoku {
                             let Ok(_permit) = svc.shared.permits.acquire().await else {
                                 return false;
                             };
-                            let Some(response) =
-                                svc.solve_message(msg, first_index, deadline, tenant).await
+                            let message = traces::message_span(msg.items.len());
+                            let Some(response) = svc
+                                .solve_message(msg, first_index, deadline, tenant)
+                                .instrument(message.clone())
+                                .await
                             else {
                                 return past(deadline);
                             };
+                            record_message(&message, &response);
                             if let Some(charge) = &mut charge {
                                 charge.shrink_to(response.encoded_len());
                             }
@@ -212,7 +215,7 @@ impl Sudoku {
                     StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
                 };
                 let code = status.as_ref().map_or(Code::Ok, |s| s.code());
-                tracing::Span::current().record("code", metrics::code_name(code));
+                traces::record_code(&tracing::Span::current(), code);
                 tracing::debug!("stream done");
                 if let Some(status) = status {
                     let _ = tx.send((Err(status), None)).await;
@@ -229,6 +232,27 @@ impl Sudoku {
             pended: false,
         })
     }
+}
+
+/// Records on a message's `span` how its items went: answered or failed,
+/// and the search nodes and guesses of the answered ones.
+fn record_message(span: &tracing::Span, response: &pb::SolveBatchResponse) {
+    if span.is_disabled() {
+        return;
+    }
+    let (mut solved, mut failed, mut nodes, mut guesses) = (0, 0, 0, 0);
+    for result in &response.results {
+        match &result.result {
+            Some(pb::batch_result::Result::Solution(solution)) => {
+                solved += 1;
+                let stats = solution.stats.unwrap_or_default();
+                nodes += stats.nodes;
+                guesses += stats.guesses;
+            }
+            Some(pb::batch_result::Result::Error(_)) | None => failed += 1,
+        }
+    }
+    traces::record_work(span, solved, failed, nodes, guesses);
 }
 
 // --- SolveStream ---------------------------------------------------------
@@ -248,6 +272,7 @@ impl Sudoku {
     pub(super) fn open_stream(
         &self,
         request: pb::SolveStreamRequest,
+        span: tracing::Span,
         deadline: Option<Instant>,
         tenant: Tenant,
         share: Option<Share>,
@@ -276,7 +301,7 @@ impl Sudoku {
         });
         let answers = self.open_batch(
             futures::stream::iter(messages),
-            "SolveStream",
+            span,
             deadline,
             tenant,
             share,

@@ -1,9 +1,11 @@
 //! What the server tells its operators: logs (`tracing`, text or JSON
-//! lines) and Prometheus metrics ([`metrics`]).
+//! lines), Prometheus metrics ([`metrics`]) and, when an OTLP endpoint is
+//! set, distributed traces ([`traces`]).
 
 pub mod metrics;
 pub mod repeats;
 mod scrape;
+pub mod traces;
 
 use clap::ValueEnum;
 
@@ -17,8 +19,14 @@ pub enum LogFormat {
 }
 
 /// Sets up logging: RUST_LOG filters (default `info`), `format` picks text
-/// or JSON lines, and repeated warnings are limited ([`repeats`]).
-pub fn init_tracing(format: LogFormat) {
+/// or JSON lines, and repeated warnings are limited ([`repeats`]). With an
+/// `otlp_endpoint`, spans are exported there too ([`traces`]); then this
+/// must run inside the tokio runtime that serves, and the exporter it
+/// returns is shut down (flushed) at exit.
+pub fn init_tracing(
+    format: LogFormat,
+    otlp_endpoint: Option<&str>,
+) -> anyhow::Result<Option<traces::Exporter>> {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::FilterExt as _;
     use tracing_subscriber::layer::SubscriberExt as _;
@@ -36,7 +44,19 @@ pub fn init_tracing(format: LogFormat) {
     // The level filter first, so lines it drops are not counted as
     // suppressed repeats.
     let filter = filter.and(repeats::RepeatLimit::default());
-    let _ = tracing_subscriber::registry()
-        .with(lines.with_filter(filter))
-        .try_init();
+    let logs = tracing_subscriber::registry().with(lines.with_filter(filter));
+    // Off, no layer at all: an absent `Option` layer would still take an
+    // interest in every call site (tracing-subscriber's `None` answers
+    // `Interest::always`), which makes the libraries' trace-level events
+    // reach the registry and costs a third more per call.
+    let Some(endpoint) = otlp_endpoint else {
+        let _ = logs.try_init();
+        return Ok(None);
+    };
+    let (spans, exporter) = traces::layer(endpoint)?;
+    if logs.with(spans).try_init().is_ok() {
+        traces::switch_on();
+        tracing::info!(endpoint, "exporting traces over OTLP/gRPC");
+    }
+    Ok(Some(exporter))
 }

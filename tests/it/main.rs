@@ -15,6 +15,7 @@ mod grpc_web;
 mod memory;
 mod metrics;
 mod node_client;
+mod otel;
 mod properties;
 mod python_client;
 mod qqwing;

@@ -163,6 +163,15 @@ impl BinaryServer {
     /// arguments that follow: `&["sh", "-c", "ulimit -n 256 && exec \"$@\"", "sh"]`
     /// runs it under an open-file limit of 256.
     pub async fn spawn_with_prefix(prefix: &[&str], args: &[&str]) -> BinaryServer {
+        Self::launch(prefix, &[], args).await
+    }
+
+    /// [`BinaryServer::spawn`] with the environment variables `env` set.
+    pub async fn spawn_with_env(env: &[(&str, &str)], args: &[&str]) -> BinaryServer {
+        Self::launch(&[], env, args).await
+    }
+
+    async fn launch(prefix: &[&str], env: &[(&str, &str)], args: &[&str]) -> BinaryServer {
         use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
         let addr = SocketAddr::from(([127, 0, 0, 1], super::free_port()));
         let binary = env!("CARGO_BIN_EXE_sudoku-server");
@@ -179,6 +188,7 @@ impl BinaryServer {
             .arg(addr.to_string())
             .args(args)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();

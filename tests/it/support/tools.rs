@@ -140,16 +140,29 @@ fn base_python() -> String {
     std::env::var("SUDOKU_PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
-/// The virtualenv's python, with examples/python/requirements.txt installed:
+/// The requirements files of the virtualenv: the example client's, and
+/// what the test scripts need besides. .ci/setup-clients.sh installs the
+/// same files.
+pub const PYTHON_REQUIREMENTS: [&str; 2] = [
+    "examples/python/requirements.txt",
+    "tests/it/scripts/requirements.txt",
+];
+
+/// The virtualenv's python, with [`PYTHON_REQUIREMENTS`] installed:
 /// `<target>/py-venv`, created on first use and reused while the
 /// requirements it was made from are unchanged. Err says why not.
 pub fn python_venv() -> Result<PathBuf, String> {
     let _guard = BOOTSTRAP.lock().unwrap_or_else(|e| e.into_inner());
     let venv = target_dir().join("py-venv");
     let python = venv.join("bin").join("python");
-    let requirements = repo().join("examples/python/requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements)
-        .map_err(|e| format!("cannot read {}: {e}", requirements.display()))?;
+    // The stamp is the files one after the other, as setup-clients.sh
+    // writes it.
+    let mut wanted = String::new();
+    for file in PYTHON_REQUIREMENTS {
+        let path = repo().join(file);
+        wanted += &std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    }
     let stamp = venv.join(".sudoku-requirements");
     if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&wanted) {
         return Ok(python);
@@ -167,9 +180,10 @@ pub fn python_venv() -> Result<PathBuf, String> {
         "install",
         "--quiet",
         "--disable-pip-version-check",
-        "-r",
-    ])
-    .arg(&requirements);
+    ]);
+    for file in PYTHON_REQUIREMENTS {
+        cmd.arg("-r").arg(repo().join(file));
+    }
     run_ok(cmd, Duration::from_secs(600)).map_err(|e| format!("pip install failed: {e}"))?;
     std::fs::write(&stamp, &wanted).map_err(|e| format!("cannot write the stamp: {e}"))?;
     Ok(python)
