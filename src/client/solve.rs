@@ -627,6 +627,7 @@ fn solve_remote(
                         puzzle: Some(pb::Grid {
                             text: g.to_text(),
                             cells: Vec::new(),
+                            ..Default::default()
                         }),
                     });
                     if items.len() < batch {

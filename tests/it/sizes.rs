@@ -1,0 +1,338 @@
+//! Every size through the service: grids of 4x4 to 64x64 and rectangular
+//! boxes on Solve, SolveBatch (sizes mixed in one call) and Validate, each
+//! answer checked by the sized grid's own validator; the errors that name
+//! the field; and the sized engine against the fast one on every 9x9
+//! public set.
+
+use crate::support::{CLASSIC, TestServer, data_set};
+use sudoku_grpc::generate::sized::SizedMaker;
+use sudoku_grpc::pb::{self, Outcome, SolveMode};
+use sudoku_grpc::puzzle::Grid;
+use sudoku_grpc::puzzle::sized::{Shape, SizedGrid};
+use sudoku_grpc::solver::sized::{SizedSolver, run_sized};
+use sudoku_grpc::solver::{self, Progress};
+use tonic::Code;
+use tonic_types::StatusExt;
+
+/// The box shapes every check covers.
+const SHAPES: [(usize, usize); 14] = [
+    (2, 2),
+    (2, 3),
+    (3, 2),
+    (2, 4),
+    (3, 3),
+    (3, 4),
+    (4, 3),
+    (4, 4),
+    (4, 5),
+    (5, 5),
+    (6, 6),
+    (7, 7),
+    (8, 8),
+    (2, 5),
+];
+
+/// A puzzle of `shape` with one solution: made by the sized maker, clue
+/// removal stopped at 60% of the cells (80% above 25x25, to keep the test
+/// short).
+fn puzzle(shape: Shape, salt: usize) -> SizedGrid {
+    let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+    let floor = shape.cells() * if shape.side() > 25 { 4 } else { 3 } / 5;
+    SizedMaker::new(&mut solver, shape, 11, salt as u64, floor)
+        .run(&mut solver)
+        .puzzle
+}
+
+fn wire(g: &SizedGrid, text: bool) -> pb::Grid {
+    let s = g.shape();
+    pb::Grid {
+        text: if text {
+            g.to_text().unwrap()
+        } else {
+            String::new()
+        },
+        cells: if text { vec![] } else { g.to_cells() },
+        box_rows: s.box_rows() as u32,
+        box_cols: s.box_cols() as u32,
+    }
+}
+
+/// The solution on the wire, read back and checked: valid, and keeping the
+/// puzzle's givens.
+fn check(puzzle: &SizedGrid, got: &pb::Grid, text: bool) {
+    let s = puzzle.shape();
+    // A 9x9 takes the fast path, and comes back with the box unset (3x3).
+    let want = if s == Shape::CLASSIC {
+        (0, 0)
+    } else {
+        (s.box_rows() as u32, s.box_cols() as u32)
+    };
+    assert_eq!((got.box_rows, got.box_cols), want);
+    let sol = if text {
+        assert!(got.cells.is_empty(), "{s}: answer in the request's form");
+        SizedGrid::from_text(s, &got.text).unwrap()
+    } else {
+        SizedGrid::from_cells(s, &got.cells).unwrap()
+    };
+    assert!(sol.is_valid_solution(), "{s}: {sol:?}");
+    assert!(puzzle.is_kept_by(&sol), "{s}");
+}
+
+#[tokio::test]
+async fn every_shape_is_solved_through_solve() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    for (r, c) in SHAPES {
+        let shape = Shape::new(r, c).unwrap();
+        let p = puzzle(shape, r + c);
+        for text in [true, false] {
+            if text && shape.side() > 35 {
+                continue;
+            }
+            let s = client
+                .solve(pb::SolveRequest {
+                    puzzle: Some(wire(&p, text)),
+                    options: None,
+                })
+                .await
+                .unwrap_or_else(|e| panic!("{shape}: {e:?}"))
+                .into_inner()
+                .solution
+                .unwrap();
+            assert_eq!(s.outcome(), Outcome::Solved, "{shape}");
+            check(&p, s.grid.as_ref().unwrap(), text);
+        }
+    }
+}
+
+#[tokio::test]
+async fn one_solve_batch_call_mixes_sizes() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut puzzles = Vec::new();
+    let mut items = Vec::new();
+    for (i, (r, c)) in SHAPES.iter().enumerate() {
+        let shape = Shape::new(*r, *c).unwrap();
+        let p = puzzle(shape, i);
+        items.push(pb::BatchItem {
+            id: i as u64,
+            puzzle: Some(wire(&p, shape.side() <= 35 && i % 2 == 0)),
+        });
+        puzzles.push(Some(p));
+        // A 9x9 of the fast path between each.
+        items.push(pb::BatchItem {
+            id: 100 + i as u64,
+            puzzle: Some(pb::Grid {
+                text: CLASSIC.to_string(),
+                ..Default::default()
+            }),
+        });
+    }
+    let requests = vec![
+        pb::SolveBatchRequest {
+            items: items[..10].to_vec(),
+            options: None,
+        },
+        pb::SolveBatchRequest {
+            items: items[10..].to_vec(),
+            options: Some(pb::SolveOptions {
+                mode: SolveMode::Count as i32,
+                max_solutions: 1,
+            }),
+        },
+    ];
+    let mut stream = client
+        .solve_batch(tokio_stream::iter(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut seen = 0;
+    while let Some(msg) = stream.message().await.unwrap() {
+        for r in msg.results {
+            let Some(pb::batch_result::Result::Solution(s)) = r.result else {
+                panic!("item {}: {:?}", r.id, r.result);
+            };
+            let g = s.grid.as_ref().unwrap();
+            if r.id >= 100 {
+                let sol = Grid::from_text(&g.text).unwrap();
+                assert!(sol.is_valid_solution());
+                assert_eq!((g.box_rows, g.box_cols), (0, 0));
+            } else {
+                let p = puzzles[r.id as usize].as_ref().unwrap();
+                check(p, g, !g.text.is_empty());
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, items.len());
+}
+
+#[tokio::test]
+async fn sizes_count_and_validate() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    // 4x4 with 2x2 boxes: 288 grids in all.
+    let empty = SizedGrid::empty(Shape::new(2, 2).unwrap());
+    let s = client
+        .solve(pb::SolveRequest {
+            puzzle: Some(wire(&empty, true)),
+            options: Some(pb::SolveOptions {
+                mode: SolveMode::Count as i32,
+                max_solutions: 1000,
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .solution
+        .unwrap();
+    assert_eq!(
+        (s.outcome(), s.solution_count),
+        (Outcome::MultipleSolutions, 288)
+    );
+    // A 16x16 with a value given twice in a box.
+    let shape = Shape::new(4, 4).unwrap();
+    let mut p = puzzle(shape, 3);
+    p.values_mut()[0] = 5;
+    p.values_mut()[17] = 5;
+    let v = client
+        .validate(pb::ValidateRequest {
+            puzzle: Some(wire(&p, true)),
+            current: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!v.conflicts.is_empty());
+    assert!(
+        v.conflicts
+            .iter()
+            .any(|c| c.first == 0 && c.second == 17 && c.digit == 5)
+    );
+    assert!(!v.solvable);
+    // A full 16x16 grid with one cell blanked: unique, and its solution.
+    let (_, full) = run_sized(&SizedGrid::empty(shape), 1, u64::MAX);
+    let full = full.unwrap();
+    let mut one = full.clone();
+    one.values_mut()[40] = 0;
+    let v = client
+        .validate(pb::ValidateRequest {
+            puzzle: Some(wire(&one, false)),
+            current: Some(wire(&one, false)),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(v.solvable && v.unique && v.search_complete);
+    assert_eq!(v.solution.unwrap().cells, full.to_cells());
+}
+
+/// The field violations of an INVALID_ARGUMENT, as (field, description).
+fn violations(status: &tonic::Status) -> Vec<(String, String)> {
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let details = status.get_error_details();
+    let br = details.bad_request().expect("a BadRequest detail");
+    br.field_violations
+        .iter()
+        .map(|v| (v.field.clone(), v.description.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn size_errors_name_the_field_and_the_cell() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut solve = async |g: pb::Grid| {
+        client
+            .solve(pb::SolveRequest {
+                puzzle: Some(g),
+                options: None,
+            })
+            .await
+            .unwrap_err()
+    };
+    let grid = |text: String, r, c| pb::Grid {
+        text,
+        box_rows: r,
+        box_cols: c,
+        ..Default::default()
+    };
+    // 40x40 has no text form.
+    let e = solve(grid(".".repeat(1600), 5, 8)).await;
+    let v = violations(&e);
+    assert_eq!(v[0].0, "puzzle.text");
+    assert!(v[0].1.contains("up to 35"), "{v:?}");
+    // A character beyond the size, by row and column.
+    let mut t = ".".repeat(36);
+    t.replace_range(13..14, "7");
+    let v = violations(&solve(grid(t, 2, 3)).await);
+    assert_eq!(v[0].0, "puzzle.text");
+    assert!(v[0].1.contains("row 2, column 1"), "{v:?}");
+    assert!(v[0].1.contains("'1'-'6'"), "{v:?}");
+    // Half a box, and a box too large.
+    let v = violations(&solve(grid(".".repeat(16), 2, 0)).await);
+    assert_eq!(v[0].0, "puzzle.box_rows");
+    let v = violations(&solve(grid(".".repeat(16), 9, 9)).await);
+    assert_eq!(v[0].0, "puzzle.box_rows");
+    // A value above N in the integer form.
+    let e = solve(pb::Grid {
+        cells: [vec![17], vec![0; 255]].concat(),
+        box_rows: 4,
+        box_cols: 4,
+        ..Default::default()
+    })
+    .await;
+    let v = violations(&e);
+    assert_eq!(v[0].0, "puzzle.cells[0]");
+    // Hint and Rate take 9x9 only.
+    let e = client
+        .hint(pb::HintRequest {
+            puzzle: Some(grid(".".repeat(16), 2, 2)),
+            candidates: None,
+        })
+        .await
+        .unwrap_err();
+    let v = violations(&e);
+    assert_eq!(v[0].0, "puzzle.box_rows");
+    assert!(v[0].1.contains("9x9"), "{v:?}");
+    let e = client
+        .rate(pb::RateRequest {
+            puzzle: Some(grid(".".repeat(16), 2, 2)),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(violations(&e)[0].0, "puzzle.box_rows");
+}
+
+/// The sized engine against the fast one on every 9x9 public set: the same
+/// solution for a unique puzzle, the same count up to 3 for any; one
+/// solver reused across the set, restarted, and resumed in slices.
+#[test]
+fn the_sized_engine_agrees_with_the_fast_one_on_every_public_set() {
+    let sets = [
+        "puzzles2_17_clue",
+        "puzzles3_magictour_top1465",
+        "puzzles6_forum_hardest_1106",
+        "puzzles7_serg_benchmark",
+    ];
+    let mut sized = SizedSolver::new(&SizedGrid::empty(Shape::CLASSIC), 1);
+    for set in sets {
+        let puzzles = data_set(set);
+        // Every puzzle of the smaller sets; a spread of the 49,000 17-clue
+        // ones (the same rule: every 16th).
+        let step = if puzzles.len() > 20_000 { 16 } else { 1 };
+        for (i, text) in puzzles.iter().enumerate().step_by(step) {
+            let g = Grid::from_text(text).unwrap();
+            let fast = solver::run(&g, 3, u64::MAX);
+            sized.restart(&SizedGrid::from_grid(&g), 3);
+            while sized.resume(1000) == Progress::Paused {}
+            let a = sized.answer();
+            assert!(a.complete, "{set} #{i}");
+            assert_eq!(a.count, fast.count, "{set} #{i}: {text}");
+            if fast.count == 1 {
+                let sol = sized.solution().and_then(|s| s.to_grid());
+                assert_eq!(sol, fast.solution, "{set} #{i}");
+            }
+        }
+    }
+}
