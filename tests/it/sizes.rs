@@ -336,3 +336,57 @@ fn the_sized_engine_agrees_with_the_fast_one_on_every_public_set() {
         }
     }
 }
+
+#[tokio::test]
+async fn generate_makes_unique_puzzles_of_other_sizes() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    for (r, c, cells) in [(2, 3, false), (3, 2, true), (2, 4, false)] {
+        let shape = Shape::new(r, c).unwrap();
+        let request = pb::GenerateRequest {
+            count: 3,
+            seed: Some(42),
+            cells,
+            box_rows: r as u32,
+            box_cols: c as u32,
+            ..Default::default()
+        };
+        let mut stream = client.generate(request).await.unwrap().into_inner();
+        let mut made = Vec::new();
+        while let Some(m) = stream.message().await.unwrap() {
+            let p = m.puzzle.unwrap();
+            let (g, s) = (p.puzzle.unwrap(), p.solution.unwrap());
+            let read = |g: &pb::Grid| {
+                assert_eq!((g.box_rows, g.box_cols), (r as u32, c as u32));
+                if cells {
+                    SizedGrid::from_cells(shape, &g.cells).unwrap()
+                } else {
+                    SizedGrid::from_text(shape, &g.text).unwrap()
+                }
+            };
+            let (puzzle, solution) = (read(&g), read(&s));
+            assert!(solution.is_valid_solution() && puzzle.is_kept_by(&solution));
+            let (a, only) = run_sized(&puzzle, 2, u64::MAX);
+            assert_eq!((a.count, only), (1, Some(solution)), "{shape}");
+            assert_eq!(p.clues as usize, puzzle.givens());
+            assert!(p.rating.is_none());
+            made.push(puzzle);
+        }
+        assert_eq!(made.len(), 3);
+        // The same seed makes the same puzzles.
+        let mut again = client.generate(request).await.unwrap().into_inner();
+        let first = again.message().await.unwrap().unwrap().puzzle.unwrap();
+        assert_eq!(first.clues as usize, made[0].givens());
+    }
+    // Ratings and symmetry are for 9x9 only.
+    let e = client
+        .generate(pb::GenerateRequest {
+            box_rows: 4,
+            box_cols: 4,
+            label: pb::Label::Hard as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(violations(&e)[0].0, "label");
+}
