@@ -390,3 +390,85 @@ async fn generate_makes_unique_puzzles_of_other_sizes() {
         .unwrap_err();
     assert_eq!(violations(&e)[0].0, "label");
 }
+
+/// `sudoku solve --box` over stdin, with its arguments.
+async fn cli(args: Vec<String>, stdin: String) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sudoku"))
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the sudoku binary runs");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// The committed sets through `sudoku solve --box`, locally and on a
+/// server: every answer valid, keeping its puzzle, in the input's shape.
+#[tokio::test]
+async fn the_cli_solves_every_committed_size_locally_and_on_a_server() {
+    let server = TestServer::start().await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sizes");
+    for (file, b) in [
+        ("6x6.txt", "2x3"),
+        ("8x8.txt", "2x4"),
+        ("12x12.txt", "3x4"),
+        ("16x16-hard.txt", "auto"),
+        ("25x25-hard.txt", "5x5"),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let puzzles: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .take(5)
+            .collect();
+        let n = (puzzles[0].len() as f64).sqrt() as usize;
+        let shape = Shape::for_side(n).unwrap();
+        for remote in [false, true] {
+            let mut args = vec!["solve".to_string(), "--box".to_string(), b.to_string()];
+            if remote {
+                args.extend(["--server".to_string(), server.url()]);
+            } else {
+                args.push("--local".to_string());
+            }
+            // The first puzzle also as a block of N spaced rows.
+            let block: Vec<String> = puzzles[0]
+                .as_bytes()
+                .chunks(n)
+                .map(|row| {
+                    row.iter()
+                        .map(|&c| (c as char).to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            let input = format!("{}\n{}\n", puzzles.join("\n"), block.join("\n"));
+            let out = cli(args, input).await;
+            assert!(out.status.success(), "{file}: {out:?}");
+            let stdout = String::from_utf8(out.stdout).unwrap();
+            let lines: Vec<&str> = stdout.lines().collect();
+            assert_eq!(lines.len(), puzzles.len() + n, "{file}");
+            let mut answers: Vec<String> = lines[..puzzles.len()]
+                .iter()
+                .map(|l| l.to_string())
+                .collect();
+            answers.push(lines[puzzles.len()..].join("").replace(' ', ""));
+            for (p, a) in puzzles.iter().chain([&puzzles[0]]).zip(&answers) {
+                let p = SizedGrid::from_text(shape, p).unwrap();
+                let s = SizedGrid::from_text(shape, a).unwrap();
+                assert!(s.is_valid_solution() && p.is_kept_by(&s), "{file}");
+            }
+        }
+    }
+}
