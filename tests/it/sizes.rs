@@ -472,3 +472,81 @@ async fn the_cli_solves_every_committed_size_locally_and_on_a_server() {
         }
     }
 }
+
+/// The box shapes the property tests draw from: small enough for many cases.
+const SMALL: [(usize, usize); 8] = [
+    (2, 2),
+    (2, 3),
+    (3, 2),
+    (2, 4),
+    (4, 2),
+    (3, 3),
+    (3, 4),
+    (4, 4),
+];
+
+/// `g` with its values relabelled by `label` (value v becomes label[v-1]),
+/// its bands and stacks rotated by `band` and `stack`, and rows and columns
+/// rotated within each by `row` and `col`: moves that keep every rule.
+fn transform(
+    g: &SizedGrid,
+    label: &[u8],
+    band: usize,
+    stack: usize,
+    row: usize,
+    col: usize,
+) -> SizedGrid {
+    let s = g.shape();
+    let (n, br, bc) = (s.side(), s.box_rows(), s.box_cols());
+    let (bands, stacks) = (n / br, n / bc);
+    let map_row = |r: usize| ((r / br + band) % bands) * br + (r % br + row) % br;
+    let map_col = |c: usize| ((c / bc + stack) % stacks) * bc + (c % bc + col) % bc;
+    let mut out = vec![0u8; n * n];
+    for (i, &v) in g.values().iter().enumerate() {
+        let (r, c) = (i / n, i % n);
+        out[map_row(r) * n + map_col(c)] = if v == 0 { 0 } else { label[usize::from(v) - 1] };
+    }
+    SizedGrid::from_values(s, out).unwrap()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Relabelling values and permuting bands, stacks, rows and columns
+    /// keeps the count of solutions, and maps the one solution of a unique
+    /// puzzle to the transformed puzzle's.
+    #[test]
+    fn sized_answers_are_invariant_under_relabelling_and_permutation(
+        which in 0..SMALL.len(),
+        seed in 0u64..1000,
+        perm in proptest::collection::vec(0u64..u64::MAX, 16),
+        band in 0usize..8, stack in 0usize..8, row in 0usize..8, col in 0usize..8,
+        floor_pct in 0usize..60,
+    ) {
+        let (r, c) = SMALL[which];
+        let shape = Shape::new(r, c).unwrap();
+        let n = shape.side();
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let made = SizedMaker::new(&mut solver, shape, seed, 0, shape.cells() * floor_pct / 100)
+            .run(&mut solver);
+        // Some puzzles with several solutions too: one clue fewer.
+        let mut loose = made.puzzle.clone();
+        if let Some(i) = loose.values().iter().position(|&v| v != 0) {
+            loose.values_mut()[i] = 0;
+        }
+        let mut label: Vec<u8> = (1..=n as u8).collect();
+        label.sort_by_key(|&v| perm[usize::from(v) - 1]);
+        for p in [&made.puzzle, &loose] {
+            let q = transform(p, &label, band, stack, row, col);
+            let (a, sol) = run_sized(p, 3, u64::MAX);
+            let (b, tsol) = run_sized(&q, 3, u64::MAX);
+            proptest::prop_assert_eq!(a.count, b.count);
+            let (sol, tsol) = (sol.unwrap(), tsol.unwrap());
+            proptest::prop_assert!(sol.is_valid_solution() && p.is_kept_by(&sol));
+            proptest::prop_assert!(tsol.is_valid_solution() && q.is_kept_by(&tsol));
+            if a.count == 1 {
+                proptest::prop_assert_eq!(transform(&sol, &label, band, stack, row, col), tsol);
+            }
+        }
+    }
+}
