@@ -77,6 +77,13 @@ const client = new sudoku.SudokuService(target, grpc.credentials.createInsecure(
 
 const PUZZLE =
   '53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79';
+// A minimal 16x16 (4x4 boxes) of data/sizes/16x16-hard.txt: values '1'-'9'
+// then 'A'-'G' (docs/sizes.md).
+const PUZZLE16 =
+  '.E...DF9.A.3..B7.D....2.E....8.12.B73....F....C6A8.....6...B..4.' +
+  'E......5.78D......7F......B.4....69A.7.G.....F5C....24D..3C..91.' +
+  '4...7.C8B.........F...5A.C..D.2...G2........9......5.B63....C.A8' +
+  '62.G..7....1.4..........29.....G.9......3.EF..7....C.A3...D5.19.';
 const BATCH = [
   '4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......',
   '52...6.........7.13...........4..8..6......5...........418.........3..2...87.....',
@@ -90,6 +97,28 @@ function deadline(seconds) {
 }
 
 // True when `solution` is a full valid grid that keeps `puzzle`'s givens.
+// Every row, column and box of an N x N solution holds each value once.
+function isValidSized(puzzle, solution, boxRows, boxCols) {
+  const n = boxRows * boxCols;
+  const want = '123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'.slice(0, n).split('').sort().join('');
+  if (solution.length !== n * n) return false;
+  for (let i = 0; i < n * n; i++) {
+    if (!'.0'.includes(puzzle[i]) && puzzle[i] !== solution[i]) return false;
+  }
+  const units = [];
+  for (let k = 0; k < n; k++) {
+    const row = [], col = [], box = [];
+    const r0 = Math.floor(k / boxRows) * boxRows, c0 = (k % boxRows) * boxCols;
+    for (let j = 0; j < n; j++) {
+      row.push(k * n + j);
+      col.push(j * n + k);
+      box.push((r0 + Math.floor(j / boxCols)) * n + c0 + (j % boxCols));
+    }
+    units.push(row, col, box);
+  }
+  return units.every((u) => u.map((i) => solution[i]).sort().join('') === want);
+}
+
 function isValidSolution(puzzle, solution) {
   if (typeof solution !== 'string' || !/^[1-9]{81}$/.test(solution)) return false;
   for (let i = 0; i < 81; i++) {
@@ -205,6 +234,13 @@ async function main() {
   check(one.solution.outcome === 'OUTCOME_SOLVED', `Solve outcome ${one.solution.outcome}`);
   check(isValidSolution(PUZZLE, one.solution.grid.text), 'Solve: invalid solution');
   console.log(`ok: Solve -> ${one.solution.grid.text} (${one.solution.stats.nodes} nodes)`);
+
+  // Other sizes: the Grid carries its box.
+  const big = await unary('solve', { puzzle: { text: PUZZLE16, boxRows: 4, boxCols: 4 } });
+  check(big.solution.outcome === 'OUTCOME_SOLVED', `Solve(16x16) outcome ${big.solution.outcome}`);
+  check(big.solution.grid.boxRows === 4 && big.solution.grid.boxCols === 4, 'Solve(16x16): box');
+  check(isValidSized(PUZZLE16, big.solution.grid.text, 4, 4), 'Solve(16x16): invalid solution');
+  console.log(`ok: Solve (16x16, 4x4 boxes) -> solved in ${big.solution.stats.nodes} nodes`);
 
   // Two request messages: the batch, then a second one holding a bad puzzle.
   const items = BATCH.map((puzzle, i) => ({ id: String(i + 1), puzzle }));

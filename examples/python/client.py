@@ -85,6 +85,13 @@ CHANNEL_OPTIONS = [
 PUZZLE = (
     "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
 )
+# A minimal 16x16 (4x4 boxes) of data/sizes/16x16-hard.txt.
+PUZZLE16 = (
+    ".E...DF9.A.3..B7.D....2.E....8.12.B73....F....C6A8.....6...B..4."
+    "E......5.78D......7F......B.4....69A.7.G.....F5C....24D..3C..91."
+    "4...7.C8B.........F...5A.C..D.2...G2........9......5.B63....C.A8"
+    "62.G..7....1.4..........29.....G.9......3.EF..7....C.A3...D5.19."
+)
 # Harder ones for the batch.
 BATCH_PUZZLES = [
     "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......",
@@ -171,6 +178,31 @@ def demo_solve(pb, stub):
     check(sol.solution_count == 1, "Solve(cells): puzzle should be unique")
     check(is_valid_solution(PUZZLE, text), "Solve(cells): invalid solution")
     print("ok: Solve (cells, count mode) -> unique solution")
+
+    # Other sizes: the Grid carries its box (docs/sizes.md). A minimal
+    # 16x16 of data/sizes/16x16-hard.txt, values '1'-'9' then 'A'-'G'.
+    request = pb.SolveRequest(puzzle=pb.Grid(text=PUZZLE16, box_rows=4, box_cols=4))
+    sol = stub.Solve(request).solution
+    check(sol.outcome == pb.OUTCOME_SOLVED, f"Solve(16x16) outcome {sol.outcome}")
+    check((sol.grid.box_rows, sol.grid.box_cols) == (4, 4), "Solve(16x16): box")
+    check(is_valid_sized(PUZZLE16, sol.grid.text, 4, 4), "Solve(16x16): invalid solution")
+    print(f"ok: Solve (16x16, 4x4 boxes) -> solved in {sol.stats.nodes} nodes")
+
+
+def is_valid_sized(puzzle, solution, box_rows, box_cols):
+    """Every row, column and box of an N x N solution holds each value once."""
+    n = box_rows * box_cols
+    alphabet = "123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:n]
+    if len(solution) != n * n or any(p not in ".0" and p != s for p, s in zip(puzzle, solution)):
+        return False
+    units = [[r * n + c for c in range(n)] for r in range(n)]
+    units += [[r * n + c for r in range(n)] for c in range(n)]
+    units += [
+        [(br + i) * n + bc + j for i in range(box_rows) for j in range(box_cols)]
+        for br in range(0, n, box_rows)
+        for bc in range(0, n, box_cols)
+    ]
+    return all(sorted(solution[i] for i in u) == sorted(alphabet) for u in units)
 
 
 def demo_solve_batch(pb, stub):

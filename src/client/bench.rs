@@ -268,11 +268,13 @@ impl Corpus {
                     pb::Grid {
                         text: String::new(),
                         cells: g.to_cells(),
+                        ..Default::default()
                     }
                 } else {
                     pb::Grid {
                         text: g.to_text(),
                         cells: Vec::new(),
+                        ..Default::default()
                     }
                 }
             })

@@ -15,6 +15,7 @@ mod bench;
 mod connect;
 mod progress;
 mod resend;
+mod sized;
 mod solve;
 mod toolkit;
 

@@ -100,6 +100,12 @@ pub struct SolveArgs {
     /// several (tonic places each call on a server at random).
     #[arg(long)]
     streams: Option<usize>,
+    /// Grids other than 9x9 (docs/sizes.md): the box, RxC (4x4 for
+    /// 16x16, 2x3 or 3x2 for 6x6), or "auto" for the squarest box of the
+    /// first record's side (rows <= columns: 6 is 2x3), said on stderr.
+    /// Solved one at a time, written back in the input's shape.
+    #[arg(long = "box", value_name = "RxC|auto")]
+    boxx: Option<String>,
     /// Work budget per puzzle for --local, in search nodes.
     #[arg(long, default_value_t = 5_000_000)]
     max_nodes: u64,
@@ -110,8 +116,9 @@ pub struct SolveArgs {
 
 impl SolveArgs {
     /// True for `--local`: no server, no async I/O.
+    /// True for the in-process 9x9 path, which needs no async runtime.
     pub(super) fn is_local(&self) -> bool {
-        self.local
+        self.local && self.boxx.is_none()
     }
 }
 
@@ -378,8 +385,22 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
     Run::finish(writer.join(), progress, args.quiet, &source)
 }
 
-/// `sudoku solve` through servers.
+/// `sudoku solve` through servers, and any run of grids of another size.
 pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
+    if let Some(b) = &args.boxx {
+        let shape = match b.as_str() {
+            "auto" => None,
+            b => Some(super::toolkit::parse_box(b)?),
+        };
+        let mut input: Box<dyn Read + Send> = match &args.file {
+            Some(p) if p.as_os_str() != "-" => Box::new(
+                std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
+            ),
+            _ => Box::new(std::io::stdin()),
+        };
+        let server = (!args.local).then_some(args.server.as_slice());
+        return super::sized::run(&mut input, shape, server, args.unique, args.max_nodes).await;
+    }
     let Run {
         input,
         source,
@@ -690,6 +711,7 @@ fn solve_remote(
                         puzzle: Some(pb::Grid {
                             text: g.to_text(),
                             cells: Vec::new(),
+                            ..Default::default()
                         }),
                     });
                     if items.len() < message_size(batch, messages) {

@@ -102,9 +102,30 @@ pub struct GenerateArgs {
     /// mirror-vertical, diagonal, anti-diagonal, mirror-both.
     #[arg(long, default_value = "none")]
     symmetry: Symmetry,
-    /// Clue-count range, A..B (either end may be left out).
+    /// Clue-count range, A..B (either end may be left out). For grids
+    /// other than 9x9, A only: clue removal stops there.
     #[arg(long)]
     clues: Option<String>,
+    /// The box, RxC (rows x columns), for grids other than 9x9: 4x4 makes
+    /// 16x16, 2x3 makes 6x6 (docs/sizes.md).
+    #[arg(long = "box", value_name = "RxC")]
+    boxx: Option<String>,
+}
+
+/// Reads a box shape, "RxC".
+pub(crate) fn parse_box(text: &str) -> anyhow::Result<crate::puzzle::sized::Shape> {
+    let (r, c) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| anyhow::anyhow!("--box {text:?}: expected RxC, as 4x4 or 2x3"))?;
+    let (r, c): (usize, usize) = (
+        r.trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--box {text:?}: {r:?} is not a number"))?,
+        c.trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--box {text:?}: {c:?} is not a number"))?,
+    );
+    crate::puzzle::sized::Shape::new(r, c).map_err(|e| anyhow::anyhow!("--box {text}: {e}"))
 }
 
 /// The service to call: a server, or one in this process.
@@ -176,10 +197,15 @@ fn unit_name(unit: Option<&pb::Unit>) -> String {
 
 fn grid_text(g: Option<&pb::Grid>) -> String {
     g.map(|g| {
-        if g.text.is_empty() {
+        if g.text.is_empty() && g.cells.len() > 35 * 35 {
+            // Above 35x35 there is no text form: the values, one space
+            // between, blanks as 0 (the line form `sudoku solve` reads).
+            let items: Vec<_> = g.cells.iter().map(u32::to_string).collect();
+            items.join(" ")
+        } else if g.text.is_empty() {
             g.cells
                 .iter()
-                .map(|&d| char::from(b'0' + d.min(9) as u8))
+                .map(|&d| crate::puzzle::sized::value_char(d.min(35) as u8))
                 .collect()
         } else {
             g.text.clone()
@@ -269,6 +295,7 @@ where
                     pb::Grid {
                         text: grid.to_text(),
                         cells: Vec::new(),
+                        ..Default::default()
                     },
                 )),
                 Ok(Entry {
@@ -318,6 +345,7 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
         let current = current.clone().map(|text| pb::Grid {
             text,
             cells: Vec::new(),
+            ..Default::default()
         });
         async move {
             let r = match backend
@@ -592,7 +620,15 @@ pub async fn generate(args: GenerateArgs) -> anyhow::Result<i32> {
         max_clues,
         seed: args.seed,
         cells: false,
+        ..Default::default()
     };
+    let mut request = request;
+    if let Some(b) = &args.boxx {
+        let shape = parse_box(b)?;
+        request.box_rows = shape.box_rows() as u32;
+        request.box_cols = shape.box_cols() as u32;
+        request.cells = shape.side() > crate::puzzle::sized::MAX_TEXT_SIDE;
+    }
     let backend = Backend::new(&args.target).await?;
     let mut stream = match backend {
         Backend::Remote(mut c) => c.generate(request).await?.into_inner().boxed(),

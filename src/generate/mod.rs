@@ -31,6 +31,7 @@
 //! made one after the other or on many threads.
 
 mod rng;
+pub mod sized;
 mod symmetry;
 mod target;
 

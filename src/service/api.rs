@@ -12,8 +12,9 @@ use tracing::Instrument;
 
 use super::budget::Share;
 use super::convert::{
-    Job, cells_to_pb, conflicts_to_pb, deadline_of, parse_candidates, parse_generate, parse_grid,
-    parse_limit, rating_to_pb, read_grid, step_to_pb,
+    AnyGrid, Form, Job, SizedJob, cells_to_pb, conflicts_to_pb, deadline_of, parse_any,
+    parse_candidates, parse_generate, parse_grid, parse_limit, rating_to_pb, read_any, read_grid,
+    sized_conflicts_to_pb, sized_stuck_cells, step_to_pb,
 };
 use super::generate::GenerateStream;
 use super::schedule::count_failure;
@@ -22,6 +23,7 @@ use super::stream::{BatchStream, SolveStream};
 use super::{Sudoku, Tenant};
 use crate::logic::{self, Candidates};
 use crate::pb::{self, sudoku_service_server::SudokuService};
+use crate::puzzle::sized::SizedGrid;
 use crate::puzzle::validate;
 use crate::telemetry::traces;
 
@@ -37,15 +39,124 @@ impl Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
         }
-        let (grid, form) = parse_grid(request.puzzle.as_ref(), "puzzle")?;
+        let parsed = parse_any(request.puzzle.as_ref(), "puzzle")?;
         let limit = parse_limit(request.options.as_ref(), "options")?;
         let _permit = self
             .shared
             .permits
             .try_acquire()
             .map_err(|_| Failure::Overloaded)?;
-        self.solve_job(Job { grid, form, limit }, deadline, tenant)
-            .await
+        match parsed {
+            AnyGrid::Nine(grid, form) => {
+                self.solve_job(Job { grid, form, limit }, deadline, tenant)
+                    .await
+            }
+            AnyGrid::Sized(grid, form) => {
+                let job = SizedJob { grid, form, limit };
+                self.solve_sized(job, deadline, tenant).await
+            }
+        }
+    }
+
+    /// Validate for a grid of a size other than 9x9: the same answer,
+    /// from the sized grid's own scans and the sized engine.
+    async fn validate_sized(
+        &self,
+        puzzle: SizedGrid,
+        form: Form,
+        current: Option<&pb::Grid>,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<pb::ValidateResponse, Failure> {
+        let current = match current {
+            None => None,
+            Some(c) => match read_any(Some(c), "current")? {
+                AnyGrid::Sized(current, _) if current.shape() == puzzle.shape() => {
+                    let changed = puzzle
+                        .values()
+                        .iter()
+                        .zip(current.values())
+                        .position(|(&g, &v)| g != 0 && g != v);
+                    if let Some(i) = changed {
+                        let n = puzzle.shape().side();
+                        let found = match current.values()[i] {
+                            0 => "a blank".to_string(),
+                            v => v.to_string(),
+                        };
+                        return Err(violation(
+                            "current",
+                            format!(
+                                "cell {i} (row {}, column {}) holds {found} where the puzzle \
+                                 gives {}",
+                                i / n,
+                                i % n,
+                                puzzle.values()[i]
+                            ),
+                        ));
+                    }
+                    Some(current)
+                }
+                _ => {
+                    return Err(violation(
+                        "current.box_rows",
+                        format!(
+                            "current must have the puzzle's shape, {}",
+                            puzzle.shape().describe()
+                        ),
+                    ));
+                }
+            },
+        };
+        let conflicts = sized_conflicts_to_pb(&puzzle);
+        let stuck = sized_stuck_cells(&puzzle);
+        let mut response = pb::ValidateResponse {
+            no_candidate_cells: stuck.clone(),
+            search_complete: true,
+            ..Default::default()
+        };
+        let mut solution = None;
+        if conflicts.is_empty() && stuck.is_empty() {
+            let _permit = self
+                .shared
+                .permits
+                .try_acquire()
+                .map_err(|_| Failure::Overloaded)?;
+            let job = SizedJob {
+                grid: puzzle,
+                form,
+                limit: 2,
+            };
+            let answer = self.solve_sized(job, deadline, tenant).await?;
+            response.solvable = answer.solution_count > 0;
+            match pb::Outcome::try_from(answer.outcome) {
+                Ok(pb::Outcome::Solved) => {
+                    response.unique = true;
+                    solution = match answer.grid.as_ref().map(|g| read_any(Some(g), "")) {
+                        Some(Ok(AnyGrid::Sized(g, _))) => Some(g),
+                        _ => None,
+                    };
+                    response.solution = answer.grid;
+                }
+                Ok(pb::Outcome::WorkLimitReached) => response.search_complete = false,
+                _ => {}
+            }
+        }
+        response.conflicts = conflicts;
+        if let Some(current) = current {
+            response.current_conflicts = sized_conflicts_to_pb(&current);
+            response.current_no_candidate_cells = sized_stuck_cells(&current);
+            if let Some(solution) = solution {
+                response.wrong_cells = current
+                    .values()
+                    .iter()
+                    .zip(solution.values())
+                    .enumerate()
+                    .filter(|&(_, (&v, &s))| v != 0 && v != s)
+                    .map(|(i, _)| i as u32)
+                    .collect();
+            }
+        }
+        Ok(response)
     }
 
     /// Answers one Validate request. Conflicts and cells without a
@@ -61,7 +172,14 @@ impl Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
         }
-        let (puzzle, form) = read_grid(request.puzzle.as_ref(), "puzzle")?;
+        let (puzzle, form) = match read_any(request.puzzle.as_ref(), "puzzle")? {
+            AnyGrid::Nine(puzzle, form) => (puzzle, form),
+            AnyGrid::Sized(puzzle, form) => {
+                return self
+                    .validate_sized(puzzle, form, request.current.as_ref(), deadline, tenant)
+                    .await;
+            }
+        };
         let current = match request.current.as_ref() {
             None => None,
             Some(c) => {

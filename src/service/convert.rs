@@ -7,12 +7,15 @@ use std::time::{Duration, Instant};
 use tonic::metadata::MetadataMap;
 
 use super::status::{Failure, Violation, Wrong, grid_failure, violation, violation_of};
+use crate::generate::sized::SizedPuzzle;
 use crate::generate::{self, Generated, Symmetry, Target};
 use crate::logic::{Label, Rating, Step, Technique, UnitRef};
 use crate::pb;
+use crate::puzzle::sized::{Shape, SizedError, SizedGrid, UnitKind};
 use crate::puzzle::validate::Conflict;
 use crate::puzzle::{CELLS, Cell, Grid, Unit};
 use crate::solver::Answer;
+use crate::solver::sized::SizedAnswer;
 
 /// The largest `max_solutions` a caller may ask for.
 pub const MAX_SOLUTIONS_LIMIT: u32 = 1_000_000;
@@ -33,15 +36,33 @@ pub(super) enum Form {
     Cells,
 }
 
-/// Reads a wire grid (exactly one form set) and checks its givens.
+/// Reads a 9x9 wire grid (exactly one form set) and checks its givens;
+/// for the RPCs that take 9x9 only, a grid of another box is refused
+/// naming `box_rows`.
 pub(super) fn parse_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, Form), Failure> {
+    nine_only(grid, field)?;
     decode_grid(grid, field, true)
 }
 
-/// Reads a wire grid (exactly one form set), givens that break the rules
-/// and all.
+/// Reads a 9x9 wire grid (exactly one form set), givens that break the
+/// rules and all.
 pub(super) fn read_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, Form), Failure> {
+    nine_only(grid, field)?;
     decode_grid(grid, field, false)
+}
+
+/// Refuses a grid whose box is not 3x3.
+fn nine_only(grid: Option<&pb::Grid>, field: &str) -> Result<(), Failure> {
+    match grid.map(|g| shape_of(g, field)).transpose()?.flatten() {
+        None => Ok(()),
+        Some(shape) => Err(violation(
+            format!("{field}.box_rows"),
+            format!(
+                "this call takes 9x9 grids (3x3 boxes) only; the grid is {}",
+                shape.describe()
+            ),
+        )),
+    }
 }
 
 fn decode_grid(
@@ -97,12 +118,146 @@ pub(super) fn grid_to_pb(grid: &Grid, form: Form) -> pb::Grid {
     match form {
         Form::Text => pb::Grid {
             text: grid.to_text(),
-            cells: Vec::new(),
+            ..Default::default()
         },
         Form::Cells => pb::Grid {
-            text: String::new(),
             cells: grid.to_cells(),
+            ..Default::default()
         },
+    }
+}
+
+/// A grid of any size a request carried: the 9x9 ones go to the fast
+/// engine, the others to the sized one.
+#[derive(Debug, Clone)]
+pub(super) enum AnyGrid {
+    Nine(Grid, Form),
+    Sized(SizedGrid, Form),
+}
+
+/// A puzzle of a size other than 9x9, validated.
+#[derive(Debug, Clone)]
+pub(super) struct SizedJob {
+    pub(super) grid: SizedGrid,
+    pub(super) form: Form,
+    /// Solutions to look for: 1 in "any" mode.
+    pub(super) limit: u32,
+}
+
+/// The shape a wire grid names: `None` for 9x9 (both box fields 0, or 3
+/// and 3), which takes the fast path.
+fn shape_of(g: &pb::Grid, field: &str) -> Result<Option<Shape>, Failure> {
+    box_shape(g.box_rows, g.box_cols, &format!("{field}.box_rows"))
+}
+
+/// The shape of a box of `rows` x `cols`; a fault is a violation of
+/// `field`.
+fn box_shape(rows: u32, cols: u32, field: &str) -> Result<Option<Shape>, Failure> {
+    match (rows, cols) {
+        (0, 0) | (3, 3) => Ok(None),
+        (0, _) | (_, 0) => Err(violation(
+            field,
+            format!("box {rows}x{cols}: set both box_rows and box_cols, or neither (9x9)"),
+        )),
+        (r, c) => Shape::new(r as usize, c as usize)
+            .map(Some)
+            .map_err(|e| violation(field, e.to_string())),
+    }
+}
+
+/// Reads a wire grid of any size and checks its givens.
+pub(super) fn parse_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
+    decode_any(grid, field, true)
+}
+
+/// Reads a wire grid of any size, givens that break the rules and all.
+pub(super) fn read_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
+    decode_any(grid, field, false)
+}
+
+fn decode_any(grid: Option<&pb::Grid>, field: &str, check: bool) -> Result<AnyGrid, Failure> {
+    let shape = match grid {
+        Some(g) => shape_of(g, field)?,
+        None => None,
+    };
+    let (Some(shape), Some(g)) = (shape, grid) else {
+        let (grid, form) = decode_grid(grid, field, check)?;
+        return Ok(AnyGrid::Nine(grid, form));
+    };
+    let (parsed, form) = match (g.text.is_empty(), g.cells.is_empty()) {
+        (false, true) => (SizedGrid::from_text(shape, &g.text), Form::Text),
+        (true, false) => (SizedGrid::from_cells(shape, &g.cells), Form::Cells),
+        (false, false) => {
+            return Err(violation(field, "set only one of text and cells, not both"));
+        }
+        (true, true) => {
+            return Err(violation(
+                field,
+                format!(
+                    "empty: set text ({n} characters) or cells ({n} integers)",
+                    n = shape.cells()
+                ),
+            ));
+        }
+    };
+    let parsed = parsed.and_then(|g| {
+        if check {
+            g.check_givens().map(|()| g)
+        } else {
+            Ok(g)
+        }
+    });
+    let grid = parsed.map_err(|e| sized_failure(field, e))?;
+    Ok(AnyGrid::Sized(grid, form))
+}
+
+/// A sized grid that could not be read, as a violation of the field (or
+/// the part of it) at fault.
+fn sized_failure(field: &str, err: SizedError) -> Failure {
+    let field = match &err {
+        SizedError::OutOfRange { at, .. } => format!("{field}.cells[{}]", at.index),
+        SizedError::WrongCount { .. } => format!("{field}.cells"),
+        SizedError::WrongLength { .. }
+        | SizedError::BadChar { .. }
+        | SizedError::TextTooLarge { .. } => format!("{field}.text"),
+        SizedError::BadShape { .. } => format!("{field}.box_rows"),
+        SizedError::Conflict { .. } => field.to_string(),
+    };
+    violation(field, err.to_string())
+}
+
+/// A sized grid on the wire in `form`, with its box.
+pub(super) fn sized_to_pb(grid: &SizedGrid, form: Form) -> pb::Grid {
+    let shape = grid.shape();
+    let mut g = pb::Grid {
+        box_rows: shape.box_rows() as u32,
+        box_cols: shape.box_cols() as u32,
+        ..Default::default()
+    };
+    match (form, grid.to_text()) {
+        (Form::Text, Ok(text)) => g.text = text,
+        _ => g.cells = grid.to_cells(),
+    }
+    g
+}
+
+/// The answer to a sized job on the wire, its solution in the puzzle's
+/// own form.
+pub(super) fn sized_answer_to_pb(
+    answer: &SizedAnswer,
+    solution: Option<&SizedGrid>,
+    job: &SizedJob,
+    elapsed: Duration,
+) -> pb::Solution {
+    pb::Solution {
+        outcome: outcome_of(answer.complete, answer.count) as i32,
+        grid: solution.map(|s| sized_to_pb(s, job.form)),
+        solution_count: u64::from(answer.count),
+        stats: Some(pb::SolveStats {
+            guesses: answer.stats.guesses,
+            nodes: answer.stats.nodes,
+            solve_time_us: elapsed.as_micros() as u64,
+        }),
     }
 }
 
@@ -145,7 +300,12 @@ pub(super) fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
 
 /// How the engine's search ended, as the contract names it.
 pub(super) fn outcome(answer: &Answer) -> pb::Outcome {
-    match (answer.complete, answer.count) {
+    outcome_of(answer.complete, answer.count)
+}
+
+/// How a search that found `count` solutions ended, as the contract names it.
+pub(super) fn outcome_of(complete: bool, count: u32) -> pb::Outcome {
+    match (complete, count) {
         (false, _) => pb::Outcome::WorkLimitReached,
         (true, 0) => pb::Outcome::NoSolution,
         (true, 1) => pb::Outcome::Solved,
@@ -200,6 +360,56 @@ pub(super) fn conflicts_to_pb(found: &[Conflict]) -> Vec<pb::Conflict> {
             unit: Some(unit_to_pb(c.unit)),
             digit: u32::from(c.digit),
         })
+        .collect()
+}
+
+/// The conflicts of a sized grid on the wire.
+pub(super) fn sized_conflicts_to_pb(grid: &SizedGrid) -> Vec<pb::Conflict> {
+    grid.conflicts()
+        .into_iter()
+        .map(|(kind, unit, first, second, value)| pb::Conflict {
+            first: first.index as u32,
+            second: second.index as u32,
+            unit: Some(pb::Unit {
+                kind: match kind {
+                    UnitKind::Row => pb::UnitKind::Row,
+                    UnitKind::Column => pb::UnitKind::Column,
+                    UnitKind::Box => pb::UnitKind::Box,
+                } as i32,
+                index: unit as u32,
+            }),
+            digit: u32::from(value),
+        })
+        .collect()
+}
+
+/// The blank cells of a sized grid whose row, column and box hold every
+/// value between them, on the wire.
+pub(super) fn sized_stuck_cells(grid: &SizedGrid) -> Vec<u32> {
+    let shape = grid.shape();
+    let n = shape.side();
+    let values = grid.values();
+    let bit = |v: u8| {
+        if v == 0 || usize::from(v) > n {
+            0
+        } else {
+            1u64 << (v - 1)
+        }
+    };
+    let mut used = vec![0u64; 3 * n];
+    for (i, &v) in values.iter().enumerate() {
+        let (r, c) = (i / n, i % n);
+        used[r] |= bit(v);
+        used[n + c] |= bit(v);
+        used[2 * n + shape.box_of(r, c)] |= bit(v);
+    }
+    let full = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    (0..values.len())
+        .filter(|&i| {
+            let (r, c) = (i / n, i % n);
+            values[i] == 0 && (used[r] | used[n + c] | used[2 * n + shape.box_of(r, c)]) == full
+        })
+        .map(|i| i as u32)
         .collect()
 }
 
@@ -316,6 +526,9 @@ pub(super) struct GeneratePlan {
     pub(super) options: generate::Options,
     pub(super) target: Target,
     pub(super) form: Form,
+    /// The box of a size other than 9x9, made by the sized maker, and its
+    /// clue floor.
+    pub(super) shape: Option<(Shape, u32)>,
 }
 
 /// Reads a Generate request; `fresh_seed` picks the seed when it sets none.
@@ -394,6 +607,49 @@ pub(super) fn parse_generate(
         }
     };
     let (min_c, max_c) = (request.min_clues, request.max_clues);
+    let shape = box_shape(request.box_rows, request.box_cols, "box_rows")?;
+    if let Some(shape) = shape {
+        let other = "sizes other than 9x9 are made unrated, without symmetry, to a \
+                     min_clues floor only";
+        if label.is_some() || ranged {
+            bad(
+                if ranged { "min_rating" } else { "label" },
+                other.to_string(),
+            );
+        }
+        if symmetry != Symmetry::None {
+            bad("symmetry", other.to_string());
+        }
+        if max_c != 0 {
+            bad("max_clues", other.to_string());
+        }
+        if min_c as usize > shape.cells() {
+            bad(
+                "min_clues",
+                format!("{min_c} is out of range; expected 0 to {}", shape.cells()),
+            );
+        }
+        if !problems.is_empty() {
+            return Err(Failure::Invalid(problems));
+        }
+        return Ok(GeneratePlan {
+            count,
+            seed: request.seed.unwrap_or_else(fresh_seed),
+            options: generate::Options {
+                symmetry,
+                min_clues: 0,
+                max_clues: CELLS as u8,
+                max_attempts: generate::DEFAULT_MAX_ATTEMPTS,
+            },
+            target,
+            form: if request.cells {
+                Form::Cells
+            } else {
+                Form::Text
+            },
+            shape: Some((shape, min_c)),
+        });
+    }
     if min_c > CELLS as u32 {
         bad(
             "min_clues",
@@ -429,7 +685,28 @@ pub(super) fn parse_generate(
         } else {
             Form::Text
         },
+        shape: None,
     })
+}
+
+/// Sized puzzle `index` of a Generate stream on the wire (unrated).
+pub(super) fn sized_generated_to_pb(
+    index: u32,
+    plan: &GeneratePlan,
+    made: &SizedPuzzle,
+) -> pb::GenerateResponse {
+    pb::GenerateResponse {
+        index,
+        seed: plan.seed,
+        puzzle: Some(pb::GeneratedPuzzle {
+            puzzle: Some(sized_to_pb(&made.puzzle, plan.form)),
+            solution: Some(sized_to_pb(&made.solution, plan.form)),
+            rating: None,
+            clues: made.clues as u32,
+            minimal: made.minimal,
+            attempts: 0,
+        }),
+    }
 }
 
 /// The fewest clues a puzzle with one solution has.
@@ -510,6 +787,7 @@ mod tests {
         let both = pb::Grid {
             text: ".".repeat(81),
             cells: vec![0; 81],
+            ..Default::default()
         };
         assert!(matches!(
             parse_grid(Some(&both), "puzzle"),

@@ -41,13 +41,30 @@ use std::time::{Duration, Instant};
 
 use super::Tenant;
 use crate::puzzle::Grid;
+use crate::puzzle::sized::SizedGrid;
 use crate::solver::Solver;
+use crate::solver::sized::SizedSolver;
 
 thread_local! {
     static SOLVER: RefCell<Solver> = RefCell::new(Solver::new(&Grid::EMPTY, 1));
+    static SIZED: RefCell<Option<Box<SizedSolver>>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` with this thread's solver (restart it before use).
+/// A solver of the sized engine for a task of this thread: the one this
+/// thread last gave back (its tables and trail reused when the shape is the
+/// same), or a new one.
+pub fn take_sized_solver(grid: &SizedGrid) -> Box<SizedSolver> {
+    SIZED
+        .with_borrow_mut(Option::take)
+        .unwrap_or_else(|| Box::new(SizedSolver::new(grid, 1)))
+}
+
+/// Keeps `solver` for the next sized task of this thread.
+pub fn give_sized_solver(solver: Box<SizedSolver>) {
+    SIZED.with_borrow_mut(|kept| *kept = Some(solver));
+}
+
 pub fn with_thread_solver<R>(f: impl FnOnce(&mut Solver) -> R) -> R {
     SOLVER.with_borrow_mut(f)
 }

@@ -13,13 +13,19 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
-use super::convert::{GeneratePlan, Job, generated_to_pb, outcome, parse_grid, parse_limit, to_pb};
-use super::pool::{Step, Turn, Work, with_thread_solver};
+use super::convert::{
+    AnyGrid, GeneratePlan, Job, SizedJob, generated_to_pb, outcome, outcome_of, parse_any,
+    parse_limit, sized_answer_to_pb, sized_generated_to_pb, to_pb,
+};
+use super::pool::{Step, Turn, Work, give_sized_solver, take_sized_solver, with_thread_solver};
 use super::status::{Failure, to_rpc_status};
 use super::{Shared, Sudoku, Tenant};
+use crate::generate::sized::{SizedMaker, SizedPuzzle};
 use crate::generate::{Generated, Poll, Search, Target};
 use crate::logic::Rating;
 use crate::pb;
+use crate::puzzle::sized::{Shape, SizedGrid};
+use crate::solver::sized::SizedSolver;
 use crate::solver::{Answer, Progress, Solver};
 use crate::telemetry::metrics::{Gauges, PuzzleOutcome};
 use crate::telemetry::traces;
@@ -82,6 +88,30 @@ impl Sudoku {
             }
         };
         Ok(to_pb(&answer, &job, elapsed))
+    }
+
+    /// Solves one validated puzzle of a size other than 9x9 for a unary
+    /// call of `tenant`, all of it on a solver thread (in turns, as batch
+    /// items are). Dropping the future stops the search at its next slice.
+    pub(super) async fn solve_sized(
+        &self,
+        job: SizedJob,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<pb::Solution, Failure> {
+        let (reply, replied) = oneshot::channel();
+        self.shared.pool.submit(
+            tenant,
+            Box::new(SizedSearch {
+                shared: self.shared.clone(),
+                job,
+                solver: None,
+                elapsed: None,
+                deadline,
+                reply: Some(reply),
+            }),
+        );
+        reply_by(replied, deadline).await?
     }
 
     /// Answers one batch request message of `tenant` on a solver thread;
@@ -152,6 +182,99 @@ impl Work for RestOfSearch {
     }
 }
 
+/// A unary call's search of a sized puzzle, on a solver thread.
+struct SizedSearch {
+    shared: Arc<Shared>,
+    job: SizedJob,
+    /// The search between turns (none before the first).
+    solver: Option<Box<SizedSolver>>,
+    /// Solving time so far; none before the first turn.
+    elapsed: Option<Duration>,
+    deadline: Option<Instant>,
+    reply: Option<oneshot::Sender<Result<pb::Solution, Failure>>>,
+}
+
+impl Work for SizedSearch {
+    fn wanted(&self) -> bool {
+        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+    }
+
+    fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
+        let mut solver = self
+            .solver
+            .take()
+            .unwrap_or_else(|| take_sized_solver(&self.job.grid));
+        let reply = &self.reply;
+        let cancelled = || reply.as_ref().is_none_or(|r| r.is_closed());
+        let searched = sized_turn(
+            &self.shared,
+            &mut solver,
+            &self.job,
+            self.elapsed,
+            self.deadline,
+            &cancelled,
+            turn,
+        );
+        match searched {
+            ItemTurn::Paused(elapsed) => {
+                self.elapsed = Some(elapsed);
+                self.solver = Some(solver);
+                Step::Unfinished
+            }
+            ItemTurn::Answered(result) => {
+                give_sized_solver(solver);
+                if let Some(reply) = self.reply.take() {
+                    let _ = reply.send(result);
+                }
+                Step::Done
+            }
+        }
+    }
+}
+
+/// One turn of a sized search: restarted on `job` unless `resumed` (the
+/// solving time so far), to its end or the end of the turn. A panic
+/// answers INTERNAL.
+fn sized_turn(
+    shared: &Shared,
+    solver: &mut SizedSolver,
+    job: &SizedJob,
+    resumed: Option<Duration>,
+    deadline: Option<Instant>,
+    cancelled: &dyn Fn() -> bool,
+    turn: &Turn,
+) -> ItemTurn {
+    let searched = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let elapsed = match resumed {
+            Some(elapsed) => elapsed,
+            None => {
+                solver.restart(&job.grid, job.limit);
+                Duration::ZERO
+            }
+        };
+        slices_of(
+            shared,
+            &mut *solver,
+            u64::MAX,
+            deadline,
+            cancelled,
+            elapsed,
+            turn,
+        )
+    }));
+    match searched {
+        Ok(Ok(Sliced::Done(elapsed))) => ItemTurn::Answered(Ok(sized_answer_to_pb(
+            &solver.answer(),
+            solver.solution().as_ref(),
+            job,
+            elapsed,
+        ))),
+        Ok(Ok(Sliced::Paused(elapsed))) => ItemTurn::Paused(elapsed),
+        Ok(Err(failure)) => ItemTurn::Answered(Err(failure)),
+        Err(_) => ItemTurn::Answered(Err(Failure::Panicked)),
+    }
+}
+
 /// How far a search got.
 enum Searched {
     /// Finished (or out of the work budget `max_nodes`, which the answer
@@ -198,6 +321,45 @@ impl Drop for SolvingGuard<'_> {
     }
 }
 
+/// A search that runs in slices: the 9x9 engine and the sized one.
+trait Resumable {
+    fn resume(&mut self, nodes: u64) -> Progress;
+    fn nodes(&self) -> u64;
+    fn outcome(&self) -> pb::Outcome;
+}
+
+impl Resumable for Solver {
+    fn resume(&mut self, nodes: u64) -> Progress {
+        Solver::resume(self, nodes)
+    }
+    fn nodes(&self) -> u64 {
+        self.answer().stats.nodes
+    }
+    fn outcome(&self) -> pb::Outcome {
+        outcome(&self.answer())
+    }
+}
+
+impl Resumable for SizedSolver {
+    fn resume(&mut self, nodes: u64) -> Progress {
+        SizedSolver::resume(self, nodes)
+    }
+    fn nodes(&self) -> u64 {
+        self.answer().stats.nodes
+    }
+    fn outcome(&self) -> pb::Outcome {
+        let a = self.answer();
+        outcome_of(a.complete, a.count)
+    }
+}
+
+/// How far a search of either engine got: finished (the answer is in the
+/// solver) or paused, after this much solving time.
+enum Sliced {
+    Done(Duration),
+    Paused(Duration),
+}
+
 /// Goes on with the search in `solver` in slices of `slice_nodes` until it
 /// is done, has run `budget` nodes in all, the work budget is spent, or
 /// `turn` is over (asked after each slice, so a turn always makes
@@ -209,9 +371,27 @@ fn slices(
     budget: u64,
     deadline: Option<Instant>,
     cancelled: &dyn Fn() -> bool,
-    mut elapsed: Duration,
+    elapsed: Duration,
     turn: &Turn,
 ) -> Result<Searched, Failure> {
+    Ok(
+        match slices_of(shared, solver, budget, deadline, cancelled, elapsed, turn)? {
+            Sliced::Done(elapsed) => Searched::Done(solver.answer(), elapsed),
+            Sliced::Paused(elapsed) => Searched::Paused(elapsed),
+        },
+    )
+}
+
+/// [`slices`] for either engine.
+fn slices_of<S: Resumable>(
+    shared: &Shared,
+    solver: &mut S,
+    budget: u64,
+    deadline: Option<Instant>,
+    cancelled: &dyn Fn() -> bool,
+    mut elapsed: Duration,
+    turn: &Turn,
+) -> Result<Sliced, Failure> {
     let limits = &shared.limits;
     shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
     let _guard = SolvingGuard(&shared.gauges);
@@ -222,12 +402,12 @@ fn slices(
         if cancelled() {
             return Err(Failure::Cancelled);
         }
-        let nodes = solver.answer().stats.nodes;
+        let nodes = solver.nodes();
         if nodes >= limits.max_nodes {
-            return Ok(done(shared, solver.answer(), elapsed));
+            return Ok(done(shared, solver.outcome(), elapsed));
         }
         if nodes >= budget {
-            return Ok(Searched::Paused(elapsed));
+            return Ok(Sliced::Paused(elapsed));
         }
         let step = (limits.max_nodes - nodes)
             .min(budget - nodes)
@@ -236,24 +416,24 @@ fn slices(
         let progress = solver.resume(step);
         elapsed += started.elapsed();
         if progress != Progress::Paused {
-            return Ok(done(shared, solver.answer(), elapsed));
+            return Ok(done(shared, solver.outcome(), elapsed));
         }
         if turn.over() {
-            return Ok(Searched::Paused(elapsed));
+            return Ok(Sliced::Paused(elapsed));
         }
     }
 }
 
 /// A finished search, counted by outcome while it still counts as solving,
 /// so a puzzle is never counted after the solving gauge says it stopped.
-fn done(shared: &Shared, answer: Answer, elapsed: Duration) -> Searched {
-    shared.gauges.count(match outcome(&answer) {
+fn done(shared: &Shared, outcome: pb::Outcome, elapsed: Duration) -> Sliced {
+    shared.gauges.count(match outcome {
         pb::Outcome::Solved | pb::Outcome::Unspecified => PuzzleOutcome::Solved,
         pb::Outcome::NoSolution => PuzzleOutcome::NoSolution,
         pb::Outcome::MultipleSolutions => PuzzleOutcome::MultipleSolutions,
         pb::Outcome::WorkLimitReached => PuzzleOutcome::WorkLimitReached,
     });
-    Searched::Done(answer, elapsed)
+    Sliced::Done(elapsed)
 }
 
 /// Counts a puzzle that failed instead of getting an answer.
@@ -282,6 +462,8 @@ struct BatchMessage {
     /// The item a turn ended in the middle of: its job, solving time so
     /// far and search.
     paused: Option<(Job, Duration, Box<Solver>)>,
+    /// The same for a sized item.
+    paused_sized: Option<(SizedJob, Duration, Box<SizedSolver>)>,
     /// The message's own solver while no item is paused in it.
     spare: Option<Box<Solver>>,
     /// Taken when the response (or `None`, the stream's end) is sent.
@@ -313,6 +495,7 @@ impl BatchMessage {
             request,
             deadline,
             paused: None,
+            paused_sized: None,
             spare: None,
             reply: Some(reply),
         }
@@ -364,48 +547,96 @@ impl Work for BatchMessage {
         let mut ended = false;
         while let Some(item) = self.request.items.get(self.results.len()) {
             let i = self.results.len();
-            let answered = match self.paused.take() {
-                Some((job, elapsed, mut solver)) => {
-                    match item_turn(&mut solver, &job, Some(elapsed)) {
-                        ItemTurn::Paused(elapsed) => {
-                            self.paused = Some((job, elapsed, solver));
-                            return Step::Unfinished;
-                        }
-                        ItemTurn::Answered(answered) => {
-                            self.spare = Some(solver);
-                            answered
-                        }
+            let answered = if let Some((job, elapsed, mut solver)) = self.paused_sized.take() {
+                match sized_turn(
+                    shared,
+                    &mut solver,
+                    &job,
+                    Some(elapsed),
+                    deadline,
+                    &cancelled,
+                    turn,
+                ) {
+                    ItemTurn::Paused(elapsed) => {
+                        self.paused_sized = Some((job, elapsed, solver));
+                        return Step::Unfinished;
+                    }
+                    ItemTurn::Answered(answered) => {
+                        give_sized_solver(solver);
+                        answered
                     }
                 }
-                None => match (&self.limit, parse_grid(item.puzzle.as_ref(), "puzzle")) {
-                    (Err(e), _) => Err(e.clone()),
-                    (_, Err(e)) => Err(e.prefixed(&format!("items[{}]", self.first_index + i))),
-                    (Ok(limit), Ok((grid, form))) => {
-                        let job = Job {
-                            grid,
-                            form,
-                            limit: *limit,
-                        };
-                        let mut own = self.spare.take();
-                        let solver = match own.as_deref_mut() {
-                            Some(solver) => solver,
-                            None => &mut *thread_solver,
-                        };
-                        match item_turn(solver, &job, None) {
+            } else {
+                match self.paused.take() {
+                    Some((job, elapsed, mut solver)) => {
+                        match item_turn(&mut solver, &job, Some(elapsed)) {
                             ItemTurn::Paused(elapsed) => {
-                                // The thread's solver serves other tasks
-                                // next: the search moves out as it stands.
-                                let solver = own.unwrap_or_else(|| Box::new(thread_solver.clone()));
                                 self.paused = Some((job, elapsed, solver));
                                 return Step::Unfinished;
                             }
                             ItemTurn::Answered(answered) => {
-                                self.spare = own;
+                                self.spare = Some(solver);
                                 answered
                             }
                         }
                     }
-                },
+                    None => match (&self.limit, parse_any(item.puzzle.as_ref(), "puzzle")) {
+                        (Err(e), _) => Err(e.clone()),
+                        (_, Err(e)) => Err(e.prefixed(&format!("items[{}]", self.first_index + i))),
+                        (Ok(limit), Ok(AnyGrid::Sized(grid, form))) => {
+                            let job = SizedJob {
+                                grid,
+                                form,
+                                limit: *limit,
+                            };
+                            let mut solver = take_sized_solver(&job.grid);
+                            match sized_turn(
+                                shared,
+                                &mut solver,
+                                &job,
+                                None,
+                                deadline,
+                                &cancelled,
+                                turn,
+                            ) {
+                                ItemTurn::Paused(elapsed) => {
+                                    self.paused_sized = Some((job, elapsed, solver));
+                                    return Step::Unfinished;
+                                }
+                                ItemTurn::Answered(answered) => {
+                                    give_sized_solver(solver);
+                                    answered
+                                }
+                            }
+                        }
+                        (Ok(limit), Ok(AnyGrid::Nine(grid, form))) => {
+                            let job = Job {
+                                grid,
+                                form,
+                                limit: *limit,
+                            };
+                            let mut own = self.spare.take();
+                            let solver = match own.as_deref_mut() {
+                                Some(solver) => solver,
+                                None => &mut *thread_solver,
+                            };
+                            match item_turn(solver, &job, None) {
+                                ItemTurn::Paused(elapsed) => {
+                                    // The thread's solver serves other tasks
+                                    // next: the search moves out as it stands.
+                                    let solver =
+                                        own.unwrap_or_else(|| Box::new(thread_solver.clone()));
+                                    self.paused = Some((job, elapsed, solver));
+                                    return Step::Unfinished;
+                                }
+                                ItemTurn::Answered(answered) => {
+                                    self.spare = own;
+                                    answered
+                                }
+                            }
+                        }
+                    },
+                }
             };
             let result = match answered {
                 // Stream-level ends: the reader task reports them as the
@@ -482,6 +713,24 @@ impl Sudoku {
         let Ok(_permit) = self.shared.permits.acquire().await else {
             return Err(Failure::ShuttingDown);
         };
+        if let Some((shape, min_clues)) = plan.shape {
+            let (reply, replied) = oneshot::channel();
+            self.shared.pool.submit(
+                tenant,
+                Box::new(SizedGenerateWork {
+                    shared: self.shared.clone(),
+                    shape,
+                    seed: plan.seed,
+                    index,
+                    min_clues: min_clues as usize,
+                    maker: None,
+                    deadline,
+                    reply: Some(reply),
+                }),
+            );
+            let made = reply_by(replied, deadline).await?;
+            return Ok(sized_generated_to_pb(index, &plan, &made));
+        }
         let (reply, replied) = oneshot::channel();
         self.shared.pool.submit(
             tenant,
@@ -589,6 +838,62 @@ impl Work for GenerateWork {
     }
 }
 
+/// The making of one sized puzzle, one clue tried at a time, with the
+/// deadline, the caller's presence and the turn checked between tries.
+struct SizedGenerateWork {
+    shared: Arc<Shared>,
+    shape: Shape,
+    seed: u64,
+    index: u32,
+    min_clues: usize,
+    /// The puzzle in the making and its solver, between turns.
+    maker: Option<(SizedMaker, Box<SizedSolver>)>,
+    deadline: Option<Instant>,
+    reply: Option<oneshot::Sender<SizedPuzzle>>,
+}
+
+impl Work for SizedGenerateWork {
+    fn wanted(&self) -> bool {
+        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+    }
+
+    fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
+        self.shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
+        let _guard = SolvingGuard(&self.shared.gauges);
+        let (mut maker, mut solver) = match self.maker.take() {
+            Some(kept) => kept,
+            None => {
+                let mut solver = take_sized_solver(&SizedGrid::empty(self.shape));
+                let maker = SizedMaker::new(
+                    &mut solver,
+                    self.shape,
+                    self.seed,
+                    u64::from(self.index),
+                    self.min_clues,
+                );
+                (maker, solver)
+            }
+        };
+        loop {
+            if !self.wanted() {
+                give_sized_solver(solver);
+                return Step::Done;
+            }
+            if let Some(made) = maker.step(&mut solver) {
+                give_sized_solver(solver);
+                if let Some(reply) = self.reply.take() {
+                    let _ = reply.send(made);
+                }
+                return Step::Done;
+            }
+            if turn.over() {
+                self.maker = Some((maker, solver));
+                return Step::Unfinished;
+            }
+        }
+    }
+}
+
 /// Whether `deadline` has passed.
 pub(super) fn past(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|d| Instant::now() >= d)
@@ -633,6 +938,7 @@ mod tests {
             puzzle: Some(pb::Grid {
                 text: puzzle.to_string(),
                 cells: vec![],
+                ..Default::default()
             }),
         }
     }

@@ -417,6 +417,7 @@ mod tests {
                         puzzle: Some(pb::Grid {
                             text: text.clone(),
                             cells: vec![],
+                            ..Default::default()
                         }),
                     })
                     .collect(),

@@ -12,6 +12,7 @@
 
 mod board;
 mod ones;
+pub mod sized;
 mod tables;
 
 use crate::puzzle::{CELLS, Grid};

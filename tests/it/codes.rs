@@ -113,6 +113,7 @@ async fn bodies_that_cannot_be_decoded_answer_internal_on_both_rpcs() {
             puzzle: Some(pb::Grid {
                 text: CLASSIC.into(),
                 cells: vec![],
+                ..Default::default()
             }),
             options: None,
         })
@@ -134,6 +135,7 @@ async fn a_message_over_the_limit_is_out_of_range_compressed_or_not() {
         puzzle: Some(pb::Grid {
             text: huge.clone(),
             cells: vec![],
+            ..Default::default()
         }),
         options: None,
     };
@@ -198,6 +200,7 @@ fn grid(text: &str) -> Option<pb::Grid> {
     Some(pb::Grid {
         text: text.to_string(),
         cells: vec![],
+        ..Default::default()
     })
 }
 

@@ -88,6 +88,7 @@ fn solve_request() -> pb::SolveRequest {
         puzzle: Some(pb::Grid {
             text: CLASSIC.into(),
             cells: vec![],
+            ..Default::default()
         }),
         options: None,
     }

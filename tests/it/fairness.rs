@@ -30,6 +30,7 @@ fn solve_req(puzzle: &str) -> pb::SolveRequest {
         puzzle: Some(pb::Grid {
             text: puzzle.to_string(),
             cells: vec![],
+            ..Default::default()
         }),
         options: None,
     }

@@ -45,6 +45,7 @@ fn message(puzzles: &[String], k: u64) -> pb::SolveBatchRequest {
                 puzzle: Some(pb::Grid {
                     text: puzzles[(id % puzzles.len() as u64) as usize].clone(),
                     cells: vec![],
+                    ..Default::default()
                 }),
             })
             .collect(),

@@ -199,6 +199,7 @@ fn solve_request(puzzle: &str) -> pb::SolveRequest {
         puzzle: Some(pb::Grid {
             text: puzzle.to_string(),
             cells: vec![],
+            ..Default::default()
         }),
         options: None,
     }
@@ -213,6 +214,7 @@ fn stream_request(puzzles: &[(u64, String)]) -> pb::SolveStreamRequest {
                 puzzle: Some(pb::Grid {
                     text: p.clone(),
                     cells: vec![],
+                    ..Default::default()
                 }),
             })
             .collect(),

@@ -23,6 +23,7 @@ mod regressions;
 mod scale_out;
 mod service;
 mod signals;
+mod sizes;
 mod tls;
 mod toolkit;
 mod zstd_curl;

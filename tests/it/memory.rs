@@ -95,6 +95,7 @@ async fn solve_classic(
         puzzle: Some(pb::Grid {
             text: CLASSIC.to_string(),
             cells: vec![],
+            ..Default::default()
         }),
         options: None,
     });

@@ -17,6 +17,7 @@ async fn metrics_count_calls_codes_and_puzzles() {
         puzzle: Some(pb::Grid {
             text: CLASSIC.into(),
             cells: vec![],
+            ..Default::default()
         }),
         options: None,
     };
@@ -27,6 +28,7 @@ async fn metrics_count_calls_codes_and_puzzles() {
         puzzle: Some(pb::Grid {
             text: "1".into(),
             cells: vec![],
+            ..Default::default()
         }),
         options: None,
     };
@@ -51,6 +53,7 @@ async fn metrics_count_calls_codes_and_puzzles() {
         puzzle: Some(pb::Grid {
             text: "1".repeat(2 << 20),
             cells: vec![],
+            ..Default::default()
         }),
         options: None,
     };
@@ -122,6 +125,7 @@ async fn a_rapid_reset_flood_writes_a_few_warnings_and_counts_the_rest() {
             puzzle: Some(pb::Grid {
                 text: CLASSIC.into(),
                 cells: vec![],
+                ..Default::default()
             }),
             options: None,
         })

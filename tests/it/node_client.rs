@@ -39,6 +39,7 @@ fn node_client_talks_to_the_real_server() {
     assert!(out.success, "client.js failed:\n{}", out.both());
     for line in [
         "ok: Solve -> ",
+        "ok: Solve (16x16, 4x4 boxes) -> solved",
         "ok: SolveBatch -> 4 solved; item 99: items[0].puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
         "ok: Solve(clashing) -> INVALID_ARGUMENT",
         "ok: INVALID_ARGUMENT BadRequest: puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",

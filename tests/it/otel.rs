@@ -242,6 +242,7 @@ async fn server_spans_continue_the_python_clients_trace_and_survive_the_collecto
             puzzle: Some(Grid {
                 text: CLASSIC.to_string(),
                 cells: vec![],
+                ..Default::default()
             }),
             options: None,
         });
@@ -292,6 +293,7 @@ async fn queued_spans_are_flushed_on_sigterm_and_the_sampler_is_honoured() {
             puzzle: Some(Grid {
                 text: CLASSIC.to_string(),
                 cells: vec![],
+                ..Default::default()
             }),
             options: None,
         });

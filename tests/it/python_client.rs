@@ -35,6 +35,7 @@ fn python_client_talks_to_the_real_server() {
     for line in [
         "ok: Solve (gzip)",
         "ok: Solve (cells, count mode)",
+        "ok: Solve (16x16, 4x4 boxes) -> solved",
         "ok: SolveBatch -> 4 solved, item 201 rejected: items[1].puzzle: cell 0 (row 0, column 0)",
         "ok: INVALID_ARGUMENT BadRequest: puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
         "ok: INVALID_ARGUMENT BadRequest: puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",

@@ -14,6 +14,7 @@ fn text(puzzle: &str) -> Option<pb::Grid> {
     Some(pb::Grid {
         text: puzzle.to_string(),
         cells: vec![],
+        ..Default::default()
     })
 }
 
@@ -77,6 +78,7 @@ async fn solve_text_and_cells() {
             Some(pb::Grid {
                 text: String::new(),
                 cells,
+                ..Default::default()
             }),
             count(2),
         ))
@@ -121,6 +123,7 @@ async fn malformed_puzzles_name_the_spot() {
                 Some(pb::Grid {
                     text: String::new(),
                     cells,
+                    ..Default::default()
                 }),
                 None,
             ),
@@ -132,6 +135,7 @@ async fn malformed_puzzles_name_the_spot() {
                 Some(pb::Grid {
                     text: String::new(),
                     cells: vec![0; 80],
+                    ..Default::default()
                 }),
                 None,
             ),
@@ -159,6 +163,7 @@ async fn malformed_puzzles_name_the_spot() {
                 Some(pb::Grid {
                     text: CLASSIC.into(),
                     cells: vec![0; 81],
+                    ..Default::default()
                 }),
                 None,
             ),

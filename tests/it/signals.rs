@@ -79,6 +79,7 @@ fn text(puzzle: &str) -> Option<pb::Grid> {
     Some(pb::Grid {
         text: puzzle.to_string(),
         cells: vec![],
+        ..Default::default()
     })
 }
 

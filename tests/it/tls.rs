@@ -56,6 +56,7 @@ async fn solve_over(channel: Channel) -> Result<pb::SolveResponse, tonic::Status
             puzzle: Some(pb::Grid {
                 text: CLASSIC.into(),
                 cells: vec![],
+                ..Default::default()
             }),
             options: None,
         })

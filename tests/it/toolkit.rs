@@ -21,6 +21,7 @@ fn text(t: &str) -> Option<pb::Grid> {
     Some(pb::Grid {
         text: t.to_string(),
         cells: vec![],
+        ..Default::default()
     })
 }
 

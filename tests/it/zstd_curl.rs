@@ -107,6 +107,7 @@ fn server_accepts_and_answers_zstd_from_curl() {
         puzzle: Some(pb::Grid {
             text: PUZZLE.to_string(),
             cells: Vec::new(),
+            ..Default::default()
         }),
         options: None,
     };

@@ -1,0 +1,164 @@
+//! Puzzles of any size (see [`crate::puzzle::sized`]): a random solution
+//! grid, then clues taken away one at a time in a random order, each kept
+//! only if the puzzle would lose its one solution without it. A puzzle
+//! made to the end is minimal. Each check is a count to two under a node
+//! budget: a check that runs out keeps its clue (the puzzle stays unique,
+//! and is reported not minimal).
+//!
+//! The maker is a stepper: [`SizedMaker::step`] does one check, so the
+//! service can share a solver thread between it and other work. The same
+//! seed, index and shape give the same puzzle.
+
+use super::rng::Rng;
+use crate::puzzle::sized::{Shape, SizedGrid};
+use crate::solver::Progress;
+use crate::solver::sized::SizedSolver;
+
+/// Nodes one uniqueness check may take before its clue is kept.
+pub const CHECK_NODES: u64 = 20_000;
+
+/// A puzzle made, with its solution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizedPuzzle {
+    /// The puzzle: exactly one solution.
+    pub puzzle: SizedGrid,
+    /// Its solution.
+    pub solution: SizedGrid,
+    /// Clues left.
+    pub clues: usize,
+    /// Every clue was tried and none can go.
+    pub minimal: bool,
+}
+
+/// A sized puzzle in the making.
+pub struct SizedMaker {
+    puzzle: SizedGrid,
+    solution: SizedGrid,
+    order: Vec<usize>,
+    next: usize,
+    min_clues: usize,
+    clues: usize,
+    minimal: bool,
+}
+
+/// A random solution grid of `shape`: the sized engine's first solution of
+/// the blank grid, relabelled and with its rows, columns, bands and stacks
+/// shuffled (moves that keep every rule).
+pub fn solution_grid(solver: &mut SizedSolver, shape: Shape, rng: &mut Rng) -> SizedGrid {
+    let blank = SizedGrid::empty(shape);
+    solver.restart(&blank, 1);
+    while solver.resume(u64::MAX) == Progress::Paused {}
+    let base = solver.solution().unwrap_or(blank);
+    let (n, br, bc) = (shape.side(), shape.box_rows(), shape.box_cols());
+    let mut label: Vec<u8> = (1..=n as u8).collect();
+    rng.shuffle(&mut label);
+    // Rows: bands of `br` rows, shuffled, and rows shuffled within each.
+    let permute = |rng: &mut Rng, groups: usize, size: usize| {
+        let mut group: Vec<usize> = (0..groups).collect();
+        rng.shuffle(&mut group);
+        let mut order = Vec::with_capacity(groups * size);
+        for g in group {
+            let mut inner: Vec<usize> = (0..size).collect();
+            rng.shuffle(&mut inner);
+            order.extend(inner.into_iter().map(|k| g * size + k));
+        }
+        order
+    };
+    let rows = permute(rng, n / br, br);
+    let cols = permute(rng, n / bc, bc);
+    let values = (0..n * n)
+        .map(|i| {
+            let v = base.values()[rows[i / n] * n + cols[i % n]];
+            label[usize::from(v) - 1]
+        })
+        .collect();
+    SizedGrid::from_values(shape, values).unwrap_or_else(|_| SizedGrid::empty(shape))
+}
+
+impl SizedMaker {
+    /// Starts puzzle `index` of `seed` for `shape`, removing clues down to
+    /// `min_clues` at the least.
+    pub fn new(
+        solver: &mut SizedSolver,
+        shape: Shape,
+        seed: u64,
+        index: u64,
+        min_clues: usize,
+    ) -> SizedMaker {
+        let mut rng = Rng::for_attempt(seed, index, 0);
+        let solution = solution_grid(solver, shape, &mut rng);
+        let mut order: Vec<usize> = (0..shape.cells()).collect();
+        rng.shuffle(&mut order);
+        SizedMaker {
+            puzzle: solution.clone(),
+            solution,
+            order,
+            next: 0,
+            min_clues,
+            clues: shape.cells(),
+            minimal: true,
+        }
+    }
+
+    /// One clue tried: `Some` with the puzzle once every clue has been.
+    pub fn step(&mut self, solver: &mut SizedSolver) -> Option<SizedPuzzle> {
+        if let Some(&cell) = self.order.get(self.next)
+            && self.clues > self.min_clues
+        {
+            self.next += 1;
+            let kept = self.puzzle.values()[cell];
+            self.puzzle.values_mut()[cell] = 0;
+            solver.restart(&self.puzzle, 2);
+            solver.resume(CHECK_NODES);
+            let a = solver.answer();
+            if a.complete && a.count == 1 {
+                self.clues -= 1;
+            } else {
+                if !a.complete {
+                    self.minimal = false;
+                }
+                self.puzzle.values_mut()[cell] = kept;
+            }
+            return None;
+        }
+        Some(SizedPuzzle {
+            puzzle: self.puzzle.clone(),
+            solution: self.solution.clone(),
+            clues: self.clues,
+            minimal: self.minimal && self.next == self.order.len(),
+        })
+    }
+
+    /// Makes the whole puzzle.
+    pub fn run(mut self, solver: &mut SizedSolver) -> SizedPuzzle {
+        loop {
+            if let Some(made) = self.step(solver) {
+                return made;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn made_puzzles_are_unique_minimal_and_repeatable() {
+        for (r, c) in [(2, 2), (2, 3), (3, 2), (2, 4), (3, 3)] {
+            let shape = Shape::new(r, c).unwrap();
+            let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+            let made = SizedMaker::new(&mut solver, shape, 7, 1, 0).run(&mut solver);
+            assert!(made.solution.is_valid_solution(), "{shape}");
+            assert!(made.puzzle.is_kept_by(&made.solution));
+            assert!(made.minimal);
+            assert_eq!(made.clues, made.puzzle.givens());
+            solver.restart(&made.puzzle, 2);
+            solver.resume(u64::MAX);
+            assert_eq!(solver.answer().count, 1);
+            assert_eq!(solver.solution(), Some(made.solution.clone()));
+            let again = SizedMaker::new(&mut solver, shape, 7, 1, 0).run(&mut solver);
+            assert_eq!(again, made);
+        }
+    }
+}

@@ -1,0 +1,630 @@
+//! Puzzles of any size: a [`Shape`] (the box is `box_rows` x `box_cols`, so
+//! the side is N = box_rows * box_cols, at most [`MAX_SIDE`]) and a
+//! [`SizedGrid`] of N*N cells holding 0 (blank) or 1..=N.
+//!
+//! The text form (N <= [`MAX_TEXT_SIDE`]) writes a value as one character:
+//! '1'-'9', then 'A'-'Z' for 10-35 ('a'-'z' are read the same), with '.' or
+//! '0' for a blank. Larger grids have the integer form only.
+//!
+//! Errors say where by row and column. The 9x9 [`super::Grid`] stays the
+//! fast path; this is the general one.
+
+use std::fmt;
+
+use super::{CELLS, Grid};
+
+/// The largest side supported: a candidate set is one `u64`.
+pub const MAX_SIDE: usize = 64;
+
+/// The largest side the text form can carry: '1'-'9' and 'A'-'Z'.
+pub const MAX_TEXT_SIDE: usize = 35;
+
+/// The box of a grid: `rows` x `cols` cells. The grid's side N is their
+/// product; its N boxes stand `rows` across (stacks of `cols` columns) and
+/// `cols` down (bands of `rows` rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    rows: u8,
+    cols: u8,
+}
+
+impl Shape {
+    /// The classic 9x9 grid of 3x3 boxes.
+    pub const CLASSIC: Shape = Shape { rows: 3, cols: 3 };
+
+    /// The shape of boxes of `box_rows` x `box_cols`, if both are at least 1
+    /// and the side (their product) is at most [`MAX_SIDE`].
+    pub fn new(box_rows: usize, box_cols: usize) -> Result<Shape, SizedError> {
+        if box_rows == 0 || box_cols == 0 || box_rows.saturating_mul(box_cols) > MAX_SIDE {
+            return Err(SizedError::BadShape { box_rows, box_cols });
+        }
+        Ok(Shape {
+            rows: box_rows as u8,
+            cols: box_cols as u8,
+        })
+    }
+
+    /// The shape for a side of `n` when no box is given: the squarest box,
+    /// with rows <= cols, so 6 is 2x3, 12 is 3x4 and 20 is 4x5; `None` for a
+    /// prime side (its only box is a whole row) or a side above
+    /// [`MAX_SIDE`].
+    pub fn for_side(n: usize) -> Option<Shape> {
+        if n == 0 || n > MAX_SIDE {
+            return None;
+        }
+        let rows = (1..=n)
+            .filter(|&r| n.is_multiple_of(r) && r * r <= n)
+            .max()?;
+        if rows == 1 && n > 1 {
+            return None;
+        }
+        Shape::new(rows, n / rows).ok()
+    }
+
+    /// Box height in cells.
+    pub fn box_rows(self) -> usize {
+        usize::from(self.rows)
+    }
+
+    /// Box width in cells.
+    pub fn box_cols(self) -> usize {
+        usize::from(self.cols)
+    }
+
+    /// The side N: cells per row, column and box, and the largest value.
+    pub fn side(self) -> usize {
+        self.box_rows() * self.box_cols()
+    }
+
+    /// N*N.
+    pub fn cells(self) -> usize {
+        self.side() * self.side()
+    }
+
+    /// The box of (row, col), numbered row-major.
+    pub fn box_of(self, row: usize, col: usize) -> usize {
+        let per_band = self.side() / self.box_cols();
+        row / self.box_rows() * per_band + col / self.box_cols()
+    }
+
+    /// The cells of unit `index` of `kind`, in row-major order.
+    pub fn unit_cells(self, kind: UnitKind, index: usize) -> impl Iterator<Item = usize> {
+        let n = self.side();
+        let (br, bc) = (self.box_rows(), self.box_cols());
+        let per_band = n / bc;
+        (0..n).map(move |k| match kind {
+            UnitKind::Row => index * n + k,
+            UnitKind::Column => k * n + index,
+            UnitKind::Box => {
+                let (r0, c0) = (index / per_band * br, index % per_band * bc);
+                (r0 + k / bc) * n + c0 + k % bc
+            }
+        })
+    }
+
+    /// "16x16 (4x4 boxes)".
+    pub fn describe(self) -> String {
+        format!(
+            "{n}x{n} ({}x{} boxes)",
+            self.box_rows(),
+            self.box_cols(),
+            n = self.side()
+        )
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.rows, self.cols)
+    }
+}
+
+/// Rows, columns and boxes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitKind {
+    /// A row, 0 at the top.
+    Row,
+    /// A column, 0 at the left.
+    Column,
+    /// A box, numbered row-major from the top left.
+    Box,
+}
+
+impl UnitKind {
+    /// The three kinds, in the order checks scan them.
+    pub const ALL: [UnitKind; 3] = [UnitKind::Row, UnitKind::Column, UnitKind::Box];
+}
+
+impl fmt::Display for UnitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UnitKind::Row => "row",
+            UnitKind::Column => "column",
+            UnitKind::Box => "box",
+        })
+    }
+}
+
+/// A cell of a sized grid, for messages: its index and (row, column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    /// Row-major index.
+    pub index: usize,
+    /// Row, 0 at the top.
+    pub row: usize,
+    /// Column, 0 at the left.
+    pub col: usize,
+}
+
+impl At {
+    fn of(shape: Shape, index: usize) -> At {
+        At {
+            index,
+            row: index / shape.side(),
+            col: index % shape.side(),
+        }
+    }
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cell {} (row {}, column {})",
+            self.index, self.row, self.col
+        )
+    }
+}
+
+/// Why a sized grid could not be read or breaks the rules as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizedError {
+    /// Occurs when a box shape is empty or makes a side above 64.
+    #[error(
+        "box {box_rows}x{box_cols} is not supported: each side at least 1 and their product \
+         (the grid's side) at most 64"
+    )]
+    BadShape {
+        /// Box height asked for.
+        box_rows: usize,
+        /// Box width asked for.
+        box_cols: usize,
+    },
+    /// Occurs when the text form is asked of a grid above 35x35.
+    #[error("{shape}: the text form carries sides up to 35 ('1'-'9', 'A'-'Z'); send cells instead")]
+    TextTooLarge {
+        /// The grid's size.
+        shape: String,
+    },
+    /// Occurs when the text form does not have N*N characters.
+    #[error("expected {expected} characters for {shape}, found {found}")]
+    WrongLength {
+        /// N*N.
+        expected: usize,
+        /// Characters found.
+        found: usize,
+        /// The grid's size.
+        shape: String,
+    },
+    /// Occurs when the text form has a character that is not a value of
+    /// this size or a blank.
+    #[error("{at}: unexpected character {ch:?}; expected {expected}, '.' or '0'")]
+    BadChar {
+        /// Where.
+        at: At,
+        /// The character found.
+        ch: char,
+        /// The characters allowed, as "'1'-'9', 'A'-'G'".
+        expected: String,
+    },
+    /// Occurs when the integer form does not have N*N values.
+    #[error("expected {expected} cells for {shape}, found {found}")]
+    WrongCount {
+        /// N*N.
+        expected: usize,
+        /// Values found.
+        found: usize,
+        /// The grid's size.
+        shape: String,
+    },
+    /// Occurs when a value is above N.
+    #[error("{at}: value {value} is out of range; expected 0-{max}")]
+    OutOfRange {
+        /// Where.
+        at: At,
+        /// The value found.
+        value: u32,
+        /// N.
+        max: usize,
+    },
+    /// Occurs when one value is given twice in a row, column or box.
+    #[error("{first} and {second} both hold {value} in {kind} {unit}")]
+    Conflict {
+        /// Which kind of unit.
+        kind: UnitKind,
+        /// Its index.
+        unit: usize,
+        /// The earlier cell.
+        first: At,
+        /// The later cell.
+        second: At,
+        /// The value.
+        value: u8,
+    },
+}
+
+/// The character of value `v` in the text form: '1'-'9', 'A'-'Z', '.' for
+/// a blank, '?' for a value the form cannot carry.
+pub fn value_char(v: u8) -> char {
+    match v {
+        0 => '.',
+        1..=9 => (b'0' + v) as char,
+        10..=35 => (b'A' + v - 10) as char,
+        _ => '?',
+    }
+}
+
+/// The value of text character `c`: `Some(0)` for a blank, `None` for a
+/// character of no value.
+pub fn char_value(c: char) -> Option<u8> {
+    match c {
+        '.' | '0' => Some(0),
+        '1'..='9' => Some(c as u8 - b'0'),
+        'A'..='Z' => Some(c as u8 - b'A' + 10),
+        'a'..='z' => Some(c as u8 - b'a' + 10),
+        _ => None,
+    }
+}
+
+/// The characters of values 1..=n, as a message names them.
+fn alphabet(n: usize) -> String {
+    match n {
+        0 => "nothing".to_string(),
+        1..=9 => format!("'1'-'{}'", value_char(n as u8)),
+        _ => format!("'1'-'9', 'A'-'{}'", value_char(n as u8)),
+    }
+}
+
+/// A grid of any [`Shape`], row-major: 0 for a blank, 1..=N for a value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SizedGrid {
+    shape: Shape,
+    cells: Vec<u8>,
+}
+
+impl SizedGrid {
+    /// The blank grid of `shape`.
+    pub fn empty(shape: Shape) -> SizedGrid {
+        SizedGrid {
+            shape,
+            cells: vec![0; shape.cells()],
+        }
+    }
+
+    /// A grid of `shape` from its cell values; an error names the first
+    /// value above N.
+    pub fn from_values(shape: Shape, values: Vec<u8>) -> Result<SizedGrid, SizedError> {
+        if values.len() != shape.cells() {
+            return Err(SizedError::WrongCount {
+                expected: shape.cells(),
+                found: values.len(),
+                shape: shape.describe(),
+            });
+        }
+        if let Some(i) = values.iter().position(|&v| usize::from(v) > shape.side()) {
+            return Err(SizedError::OutOfRange {
+                at: At::of(shape, i),
+                value: u32::from(values[i]),
+                max: shape.side(),
+            });
+        }
+        Ok(SizedGrid {
+            shape,
+            cells: values,
+        })
+    }
+
+    /// Reads the text form of `shape`: N*N characters (see the module).
+    pub fn from_text(shape: Shape, text: &str) -> Result<SizedGrid, SizedError> {
+        let n = shape.side();
+        if n > MAX_TEXT_SIDE {
+            return Err(SizedError::TextTooLarge {
+                shape: shape.describe(),
+            });
+        }
+        let found = text.chars().count();
+        if found != shape.cells() {
+            return Err(SizedError::WrongLength {
+                expected: shape.cells(),
+                found,
+                shape: shape.describe(),
+            });
+        }
+        let mut cells = Vec::with_capacity(shape.cells());
+        for (i, ch) in text.chars().enumerate() {
+            match char_value(ch) {
+                Some(v) if usize::from(v) <= n => cells.push(v),
+                _ => {
+                    return Err(SizedError::BadChar {
+                        at: At::of(shape, i),
+                        ch,
+                        expected: alphabet(n),
+                    });
+                }
+            }
+        }
+        Ok(SizedGrid { shape, cells })
+    }
+
+    /// Reads the integer form of `shape`: N*N values 0..=N.
+    pub fn from_cells(shape: Shape, values: &[u32]) -> Result<SizedGrid, SizedError> {
+        if values.len() != shape.cells() {
+            return Err(SizedError::WrongCount {
+                expected: shape.cells(),
+                found: values.len(),
+                shape: shape.describe(),
+            });
+        }
+        let mut cells = Vec::with_capacity(values.len());
+        for (i, &v) in values.iter().enumerate() {
+            if v as usize > shape.side() {
+                return Err(SizedError::OutOfRange {
+                    at: At::of(shape, i),
+                    value: v,
+                    max: shape.side(),
+                });
+            }
+            cells.push(v as u8);
+        }
+        Ok(SizedGrid { shape, cells })
+    }
+
+    /// The 9x9 grid as a sized one.
+    pub fn from_grid(grid: &Grid) -> SizedGrid {
+        SizedGrid {
+            shape: Shape::CLASSIC,
+            cells: grid.0.to_vec(),
+        }
+    }
+
+    /// The grid as a 9x9 [`Grid`], if it is one.
+    pub fn to_grid(&self) -> Option<Grid> {
+        if self.shape != Shape::CLASSIC {
+            return None;
+        }
+        let cells: [u8; CELLS] = self.cells.as_slice().try_into().ok()?;
+        Some(Grid(cells))
+    }
+
+    /// Its shape.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// The cell values, row-major.
+    pub fn values(&self) -> &[u8] {
+        &self.cells
+    }
+
+    /// The cell values, to change (values above N make a grid the checks
+    /// reject).
+    pub fn values_mut(&mut self) -> &mut [u8] {
+        &mut self.cells
+    }
+
+    /// Number of given (non-blank) cells.
+    pub fn givens(&self) -> usize {
+        self.cells.iter().filter(|&&v| v != 0).count()
+    }
+
+    /// The first value given twice in a unit (rows, then columns, then
+    /// boxes), or a value above N.
+    pub fn check_givens(&self) -> Result<(), SizedError> {
+        let n = self.shape.side();
+        if let Some(i) = self.cells.iter().position(|&v| usize::from(v) > n) {
+            return Err(SizedError::OutOfRange {
+                at: At::of(self.shape, i),
+                value: u32::from(self.cells[i]),
+                max: n,
+            });
+        }
+        let mut seen = vec![usize::MAX; n + 1];
+        for kind in UnitKind::ALL {
+            for unit in 0..n {
+                seen.fill(usize::MAX);
+                for idx in self.shape.unit_cells(kind, unit) {
+                    let v = usize::from(self.cells[idx]);
+                    if v == 0 {
+                        continue;
+                    }
+                    if seen[v] != usize::MAX {
+                        return Err(SizedError::Conflict {
+                            kind,
+                            unit,
+                            first: At::of(self.shape, seen[v]),
+                            second: At::of(self.shape, idx),
+                            value: v as u8,
+                        });
+                    }
+                    seen[v] = idx;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every pair of cells of one unit holding the same value: rows, then
+    /// columns, then boxes, as (kind, unit, first, second, value).
+    pub fn conflicts(&self) -> Vec<(UnitKind, usize, At, At, u8)> {
+        let n = self.shape.side();
+        let mut found = Vec::new();
+        for kind in UnitKind::ALL {
+            for unit in 0..n {
+                let cells: Vec<usize> = self.shape.unit_cells(kind, unit).collect();
+                for (a, &i) in cells.iter().enumerate() {
+                    let v = self.cells[i];
+                    if v == 0 || usize::from(v) > n {
+                        continue;
+                    }
+                    for &j in &cells[a + 1..] {
+                        if self.cells[j] == v {
+                            found.push((
+                                kind,
+                                unit,
+                                At::of(self.shape, i),
+                                At::of(self.shape, j),
+                                v,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// True when every row, column and box holds each of 1..=N exactly
+    /// once. A plain count per unit, independent of the solver: the check
+    /// of its answers.
+    pub fn is_valid_solution(&self) -> bool {
+        let n = self.shape.side();
+        if self.cells.len() != n * n {
+            return false;
+        }
+        let mut count = vec![0u32; n + 1];
+        for kind in UnitKind::ALL {
+            for unit in 0..n {
+                count.fill(0);
+                for idx in self.shape.unit_cells(kind, unit) {
+                    let v = usize::from(self.cells[idx]);
+                    if v == 0 || v > n {
+                        return false;
+                    }
+                    count[v] += 1;
+                }
+                if count[1..].iter().any(|&c| c != 1) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// True when `solution` has this shape and keeps every given.
+    pub fn is_kept_by(&self, solution: &SizedGrid) -> bool {
+        self.shape == solution.shape
+            && self
+                .cells
+                .iter()
+                .zip(&solution.cells)
+                .all(|(&g, &s)| g == 0 || g == s)
+    }
+
+    /// The text form ('.' for blanks), or an error above 35x35.
+    pub fn to_text(&self) -> Result<String, SizedError> {
+        if self.shape.side() > MAX_TEXT_SIDE {
+            return Err(SizedError::TextTooLarge {
+                shape: self.shape.describe(),
+            });
+        }
+        Ok(self.cells.iter().map(|&v| value_char(v)).collect())
+    }
+
+    /// The integer form.
+    pub fn to_cells(&self) -> Vec<u32> {
+        self.cells.iter().map(|&v| u32::from(v)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_their_boxes() {
+        let s = Shape::new(2, 3).unwrap();
+        assert_eq!((s.side(), s.cells()), (6, 36));
+        // Boxes of 2 rows by 3 columns: two across, three down.
+        assert_eq!(s.box_of(0, 0), 0);
+        assert_eq!(s.box_of(0, 3), 1);
+        assert_eq!(s.box_of(2, 0), 2);
+        assert_eq!(s.box_of(5, 5), 5);
+        let cells: Vec<usize> = s.unit_cells(UnitKind::Box, 3).collect();
+        assert_eq!(cells, [15, 16, 17, 21, 22, 23]);
+        for kind in UnitKind::ALL {
+            for u in 0..6 {
+                for c in s.unit_cells(kind, u) {
+                    if kind == UnitKind::Box {
+                        assert_eq!(s.box_of(c / 6, c % 6), u);
+                    }
+                }
+            }
+        }
+        assert!(Shape::new(8, 9).is_err());
+        assert!(Shape::new(0, 4).is_err());
+        assert!(Shape::new(8, 8).is_ok());
+    }
+
+    #[test]
+    fn default_shapes_for_a_side() {
+        let s = |n| Shape::for_side(n).map(|s| (s.box_rows(), s.box_cols()));
+        assert_eq!(s(4), Some((2, 2)));
+        assert_eq!(s(6), Some((2, 3)));
+        assert_eq!(s(9), Some((3, 3)));
+        assert_eq!(s(12), Some((3, 4)));
+        assert_eq!(s(20), Some((4, 5)));
+        assert_eq!(s(64), Some((8, 8)));
+        assert_eq!(s(7), None);
+        assert_eq!(s(65), None);
+    }
+
+    #[test]
+    fn the_text_alphabet_round_trips() {
+        let shape = Shape::new(4, 4).unwrap();
+        let text: String = (0..256).map(|i| value_char((i % 17) as u8)).collect();
+        let g = SizedGrid::from_text(shape, &text).unwrap();
+        assert_eq!(g.values()[10], 10);
+        assert_eq!(g.values()[16], 16);
+        assert_eq!(g.to_text().unwrap(), text);
+        assert_eq!(char_value('g'), Some(16));
+    }
+
+    #[test]
+    fn errors_name_the_row_and_column() {
+        let shape = Shape::new(2, 2).unwrap();
+        let e = SizedGrid::from_text(shape, "1234341221434.5.").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cell 14 (row 3, column 2): unexpected character '5'; expected '1'-'4', '.' or '0'"
+        );
+        let e = SizedGrid::from_cells(Shape::new(4, 4).unwrap(), &[17; 256]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("cell 0 (row 0, column 0): value 17")
+        );
+        let e = SizedGrid::from_text(shape, "123").unwrap_err();
+        assert!(e.to_string().contains("expected 16 characters"), "{e}");
+        let big = Shape::new(6, 6).unwrap();
+        assert!(matches!(
+            SizedGrid::from_text(big, ""),
+            Err(SizedError::TextTooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn conflicts_and_solutions_are_checked() {
+        let shape = Shape::new(2, 2).unwrap();
+        let solved = SizedGrid::from_text(shape, "1234341221434321").unwrap();
+        assert!(solved.is_valid_solution());
+        assert!(solved.check_givens().is_ok());
+        let mut bad = solved.clone();
+        bad.values_mut()[0] = 2;
+        assert!(!bad.is_valid_solution());
+        let e = bad.check_givens().unwrap_err();
+        assert!(e.to_string().contains("in row 0"), "{e}");
+        assert!(!bad.conflicts().is_empty());
+        let blank = SizedGrid::empty(shape);
+        assert!(blank.is_kept_by(&solved));
+        assert!(!blank.is_valid_solution());
+    }
+}

@@ -1,0 +1,650 @@
+//! The engine for every size: grids of N x N cells, N up to 64, with boxes
+//! of any `box_rows` x `box_cols` (see [`crate::puzzle::sized`]). The same
+//! contracts as the 9x9 engine: a node budget and a resumable search
+//! ([`SizedSolver::resume`] returns [`Progress`]), counting up to a limit,
+//! and no allocation per node.
+//!
+//! ```text
+//!  words[0 .. C)          cands[cell]   u64: bit v-1 = value v may go there (0 once placed)
+//!  words[C .. C+3N)       done[unit]    u64: values placed in the unit (rows, columns, boxes)
+//!  words[C+3N .. 2C+3N)   value[cell]   0 or the value placed
+//!  words[2C+3N]           open          cells not placed yet
+//! ```
+//!
+//! Every write below the root goes through `set`, which logs the old word
+//! on a trail; a branch point remembers the trail's length, and trying its
+//! next value undoes the trail back to it. So the search keeps one board
+//! and one trail, both allocated once per solver and size, and a branch
+//! costs what the guess changed, not a copy of the board (a 64x64 board is
+//! 66 KiB).
+//!
+//! Propagation at each node, to a fixpoint: naked singles (a cell left one
+//! value is queued when its last but one goes), hidden singles (counted per
+//! unit with an at-least-once and an at-least-twice mask, which also finds
+//! a unit that lost a value), and box-line reasoning (pointing: a value
+//! confined to one row or column of a box leaves the rest of that line;
+//! claiming: a value confined to one box of a line leaves the rest of that
+//! box). Then MRV: branch on an open cell with the fewest candidates.
+
+use super::{Progress, Stats};
+use crate::puzzle::sized::{Shape, SizedGrid, UnitKind};
+
+/// What a sized search found, and whether it finished; the solution is
+/// [`SizedSolver::solution`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SizedAnswer {
+    /// Solutions found, at most the limit.
+    pub count: u32,
+    /// True when the search ended on its own (space exhausted or limit
+    /// reached); false when the node budget ran out first.
+    pub complete: bool,
+    /// Work done.
+    pub stats: Stats,
+}
+
+/// A branch point: the trail's length before the guess, the cell and the
+/// values not tried yet.
+#[derive(Clone, Copy)]
+struct Frame {
+    mark: u32,
+    cell: u16,
+    remaining: u64,
+}
+
+/// How propagation ended.
+enum Node {
+    Solved,
+    Dead,
+    Branch(usize),
+}
+
+/// A contradiction: the board has no solution.
+struct Dead;
+
+/// A search in progress over grids of one shape at a time; restarting it on
+/// a grid of another shape reallocates its tables, restarting it on one of
+/// the same shape writes only its board.
+#[derive(Clone)]
+pub struct SizedSolver {
+    shape: Shape,
+    n: usize,
+    cells: usize,
+    /// The cells of each unit: rows, then columns, then boxes.
+    units: Vec<u16>,
+    /// The three units of each cell.
+    cell_units: Vec<[u16; 3]>,
+    words: Vec<u64>,
+    trail: Vec<(u32, u64)>,
+    frames: Vec<Frame>,
+    queue: Vec<(u16, u8)>,
+    solution: Vec<u8>,
+    has_solution: bool,
+    limit: u32,
+    answer: SizedAnswer,
+    started: bool,
+}
+
+impl SizedSolver {
+    /// Starts a search of `puzzle` for up to `max_solutions` solutions (at
+    /// least 1). Givens that break the rules make a puzzle with no solution.
+    pub fn new(puzzle: &SizedGrid, max_solutions: u32) -> SizedSolver {
+        let mut s = SizedSolver {
+            shape: puzzle.shape(),
+            n: 0,
+            cells: 0,
+            units: Vec::new(),
+            cell_units: Vec::new(),
+            words: Vec::new(),
+            trail: Vec::new(),
+            frames: Vec::new(),
+            queue: Vec::new(),
+            solution: Vec::new(),
+            has_solution: false,
+            limit: 1,
+            answer: SizedAnswer::default(),
+            started: false,
+        };
+        s.reshape(puzzle.shape());
+        s.restart(puzzle, max_solutions);
+        s
+    }
+
+    /// The shape this solver is laid out for.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    fn reshape(&mut self, shape: Shape) {
+        let n = shape.side();
+        let cells = shape.cells();
+        self.shape = shape;
+        self.n = n;
+        self.cells = cells;
+        self.units.clear();
+        for kind in UnitKind::ALL {
+            for u in 0..n {
+                self.units
+                    .extend(shape.unit_cells(kind, u).map(|c| c as u16));
+            }
+        }
+        self.cell_units = (0..cells)
+            .map(|c| {
+                let (r, col) = (c / n, c % n);
+                [
+                    r as u16,
+                    (n + col) as u16,
+                    (2 * n + shape.box_of(r, col)) as u16,
+                ]
+            })
+            .collect();
+        self.words.clear();
+        self.words.resize(2 * cells + 3 * n + 1, 0);
+        self.trail.clear();
+        self.trail.reserve(cells * 4);
+        self.frames.clear();
+        self.frames.reserve(cells + 1);
+        self.queue.clear();
+        self.queue.reserve(2 * cells);
+        self.solution.clear();
+        self.solution.resize(cells, 0);
+    }
+
+    /// Starts a new search in this solver, as [`SizedSolver::new`] would,
+    /// reusing its memory when the shape is the same.
+    pub fn restart(&mut self, puzzle: &SizedGrid, max_solutions: u32) {
+        if puzzle.shape() != self.shape || self.words.is_empty() {
+            self.reshape(puzzle.shape());
+        }
+        let (n, cells) = (self.n, self.cells);
+        let full = full(n);
+        self.words[..cells].fill(full);
+        self.words[cells..].fill(0);
+        self.words[2 * cells + 3 * n] = cells as u64;
+        self.trail.clear();
+        self.frames.clear();
+        self.queue.clear();
+        let mut ok = true;
+        for (i, &v) in puzzle.values().iter().enumerate() {
+            if usize::from(v) > n {
+                ok = false;
+            } else if v != 0 {
+                self.queue.push((i as u16, v));
+            }
+        }
+        self.limit = max_solutions.max(1);
+        self.has_solution = false;
+        self.answer = SizedAnswer {
+            count: 0,
+            complete: !ok,
+            stats: Stats::default(),
+        };
+        self.started = false;
+    }
+
+    /// Runs at most `node_budget` more search nodes (at least 1).
+    pub fn resume(&mut self, node_budget: u64) -> Progress {
+        if self.answer.complete {
+            return Progress::Done;
+        }
+        let stop_at = self.answer.stats.nodes.saturating_add(node_budget.max(1));
+        if !self.started {
+            self.started = true;
+        } else if !self.next_child() {
+            return Progress::Done;
+        }
+        loop {
+            self.answer.stats.nodes += 1;
+            match self.propagate() {
+                Node::Solved => {
+                    self.answer.count += 1;
+                    if !self.has_solution {
+                        self.has_solution = true;
+                        let base = self.cells + 3 * self.n;
+                        for (out, &w) in self
+                            .solution
+                            .iter_mut()
+                            .zip(&self.words[base..base + self.cells])
+                        {
+                            *out = w as u8;
+                        }
+                    }
+                    if self.answer.count >= self.limit {
+                        self.answer.complete = true;
+                        return Progress::Done;
+                    }
+                }
+                Node::Dead => {}
+                Node::Branch(cell) => {
+                    let remaining = self.words[cell];
+                    if remaining & (remaining - 1) != 0 {
+                        self.answer.stats.guesses += 1;
+                    }
+                    self.frames.push(Frame {
+                        mark: self.trail.len() as u32,
+                        cell: cell as u16,
+                        remaining,
+                    });
+                }
+            }
+            if self.answer.stats.nodes >= stop_at {
+                return Progress::Paused;
+            }
+            if !self.next_child() {
+                return Progress::Done;
+            }
+        }
+    }
+
+    /// Undoes the board to the top branch point and queues its next value,
+    /// or returns false (marking the search complete) when none is left.
+    fn next_child(&mut self) -> bool {
+        let Some(f) = self.frames.last_mut() else {
+            self.answer.complete = true;
+            return false;
+        };
+        let v = f.remaining.trailing_zeros() as u8 + 1;
+        f.remaining &= f.remaining - 1;
+        let (mark, cell, last) = (f.mark as usize, f.cell, f.remaining == 0);
+        if last {
+            self.frames.pop();
+        }
+        while self.trail.len() > mark {
+            if let Some((i, old)) = self.trail.pop() {
+                self.words[i as usize] = old;
+            }
+        }
+        self.queue.clear();
+        self.queue.push((cell, v));
+        true
+    }
+
+    /// What the search has found so far.
+    pub fn answer(&self) -> SizedAnswer {
+        self.answer
+    }
+
+    /// The first solution found, if any.
+    pub fn solution(&self) -> Option<SizedGrid> {
+        if !self.has_solution {
+            return None;
+        }
+        SizedGrid::from_values(self.shape, self.solution.clone()).ok()
+    }
+
+    /// Writes word `i`, logging its old value unless at the root (which is
+    /// never undone).
+    #[inline(always)]
+    fn set(&mut self, i: usize, w: u64) {
+        if !self.frames.is_empty() {
+            self.trail.push((i as u32, self.words[i]));
+        }
+        self.words[i] = w;
+    }
+
+    #[inline(always)]
+    fn value_of(&self, cell: usize) -> u64 {
+        self.words[self.cells + 3 * self.n + cell]
+    }
+
+    /// Removes `mask` from the candidates of open cell `cell`; queues it
+    /// when one value is left.
+    #[inline(always)]
+    fn eliminate(&mut self, cell: usize, mask: u64) -> Result<bool, Dead> {
+        let m = self.words[cell];
+        if m & mask == 0 {
+            return Ok(false);
+        }
+        let left = m & !mask;
+        if left == 0 {
+            return Err(Dead);
+        }
+        self.set(cell, left);
+        if left & (left - 1) == 0 {
+            self.queue
+                .push((cell as u16, left.trailing_zeros() as u8 + 1));
+        }
+        Ok(true)
+    }
+
+    /// Places value `v` in `cell` and removes it from the cell's peers.
+    fn place(&mut self, cell: usize, v: u8) -> Result<(), Dead> {
+        let placed = self.value_of(cell);
+        if placed != 0 {
+            return if placed == u64::from(v) {
+                Ok(())
+            } else {
+                Err(Dead)
+            };
+        }
+        let bit = 1u64 << (v - 1);
+        if self.words[cell] & bit == 0 {
+            return Err(Dead);
+        }
+        let (cells, n) = (self.cells, self.n);
+        let units = self.cell_units[cell];
+        for &u in &units {
+            let i = cells + usize::from(u);
+            let done = self.words[i];
+            if done & bit != 0 {
+                return Err(Dead);
+            }
+            self.set(i, done | bit);
+        }
+        self.set(cells + 3 * n + cell, u64::from(v));
+        self.set(cell, 0);
+        let open = 2 * cells + 3 * n;
+        let left = self.words[open] - 1;
+        self.set(open, left);
+        for &u in &units {
+            let start = usize::from(u) * n;
+            for k in 0..n {
+                let p = usize::from(self.units[start + k]);
+                self.eliminate(p, bit)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Places everything queued, and what that queues in turn.
+    fn drain(&mut self) -> Result<(), Dead> {
+        while let Some((cell, v)) = self.queue.pop() {
+            self.place(usize::from(cell), v)?;
+        }
+        Ok(())
+    }
+
+    /// Hidden singles in every unit, queued; a unit where an unplaced value
+    /// has no cell left is a contradiction. True when any was queued.
+    fn hidden_singles(&mut self) -> Result<bool, Dead> {
+        let (n, cells) = (self.n, self.cells);
+        let full = full(n);
+        let mut found = false;
+        for u in 0..3 * n {
+            let done = self.words[cells + u];
+            if done == full {
+                continue;
+            }
+            let (mut once, mut twice) = (0u64, 0u64);
+            let unit = &self.units[u * n..(u + 1) * n];
+            for &c in unit {
+                let m = self.words[usize::from(c)];
+                twice |= once & m;
+                once |= m;
+            }
+            let need = full & !done;
+            if need & !once != 0 {
+                return Err(Dead);
+            }
+            let mut single = need & !twice;
+            while single != 0 {
+                let bit = single & single.wrapping_neg();
+                single ^= bit;
+                if let Some(&c) = unit
+                    .iter()
+                    .find(|&&c| self.words[usize::from(c)] & bit != 0)
+                {
+                    self.queue.push((c, bit.trailing_zeros() as u8 + 1));
+                    found = true;
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Pointing and claiming between every box and the rows and columns
+    /// through it. True when a candidate went.
+    fn box_line(&mut self) -> Result<bool, Dead> {
+        let (n, br, bc) = (self.n, self.shape.box_rows(), self.shape.box_cols());
+        let stacks = n / bc;
+        let mut changed = false;
+        let mut seg = [0u64; 64];
+        for b in 0..n {
+            let (r0, c0) = (b / stacks * br, b % stacks * bc);
+            // Pointing along rows: the box's row segments.
+            let (mut once, mut twice) = (0u64, 0u64);
+            for (i, s) in seg.iter_mut().enumerate().take(br) {
+                let row = (r0 + i) * n + c0;
+                *s = self.words[row..row + bc].iter().fold(0, |a, &m| a | m);
+                twice |= once & *s;
+                once |= *s;
+            }
+            for (i, &part) in seg.iter().enumerate().take(br) {
+                let only = part & !twice;
+                if only != 0 {
+                    let row = (r0 + i) * n;
+                    for c in (0..c0).chain(c0 + bc..n) {
+                        changed |= self.eliminate(row + c, only)?;
+                    }
+                }
+            }
+            // Pointing along columns: the box's column segments.
+            let (mut once, mut twice) = (0u64, 0u64);
+            for (j, s) in seg.iter_mut().enumerate().take(bc) {
+                *s = (0..br).fold(0, |a, i| a | self.words[(r0 + i) * n + c0 + j]);
+                twice |= once & *s;
+                once |= *s;
+            }
+            for (j, &part) in seg.iter().enumerate().take(bc) {
+                let only = part & !twice;
+                if only != 0 {
+                    for r in (0..r0).chain(r0 + br..n) {
+                        changed |= self.eliminate(r * n + c0 + j, only)?;
+                    }
+                }
+            }
+        }
+        // Claiming from rows: a row's segments, one per box it crosses.
+        for r in 0..n {
+            let (mut once, mut twice) = (0u64, 0u64);
+            for (s, out) in seg.iter_mut().enumerate().take(stacks) {
+                let at = r * n + s * bc;
+                *out = self.words[at..at + bc].iter().fold(0, |a, &m| a | m);
+                twice |= once & *out;
+                once |= *out;
+            }
+            for (s, &part) in seg.iter().enumerate().take(stacks) {
+                let only = part & !twice;
+                if only != 0 {
+                    let r0 = r / br * br;
+                    for rr in (r0..r0 + br).filter(|&rr| rr != r) {
+                        for c in s * bc..(s + 1) * bc {
+                            changed |= self.eliminate(rr * n + c, only)?;
+                        }
+                    }
+                }
+            }
+        }
+        // Claiming from columns.
+        let bands = n / br;
+        for c in 0..n {
+            let (mut once, mut twice) = (0u64, 0u64);
+            for (t, out) in seg.iter_mut().enumerate().take(bands) {
+                *out = (0..br).fold(0, |a, i| a | self.words[(t * br + i) * n + c]);
+                twice |= once & *out;
+                once |= *out;
+            }
+            for (t, &part) in seg.iter().enumerate().take(bands) {
+                let only = part & !twice;
+                if only != 0 {
+                    let c0 = c / bc * bc;
+                    for r in t * br..(t + 1) * br {
+                        for cc in (c0..c0 + bc).filter(|&cc| cc != c) {
+                            changed |= self.eliminate(r * n + cc, only)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Propagates the queued placements to a fixpoint and picks the cell to
+    /// branch on.
+    fn propagate(&mut self) -> Node {
+        let open = 2 * self.cells + 3 * self.n;
+        loop {
+            if self.drain().is_err() {
+                return Node::Dead;
+            }
+            if self.words[open] == 0 {
+                return Node::Solved;
+            }
+            match self.hidden_singles() {
+                Err(Dead) => return Node::Dead,
+                Ok(true) => continue,
+                Ok(false) => {}
+            }
+            match self.box_line() {
+                Err(Dead) => return Node::Dead,
+                Ok(true) => continue,
+                Ok(false) => {}
+            }
+            if !self.queue.is_empty() {
+                continue;
+            }
+            break;
+        }
+        let mut best = usize::MAX;
+        let mut fewest = u32::MAX;
+        for (c, &m) in self.words[..self.cells].iter().enumerate() {
+            if m != 0 {
+                let k = m.count_ones();
+                if k < fewest {
+                    fewest = k;
+                    best = c;
+                    if k <= 2 {
+                        break;
+                    }
+                }
+            }
+        }
+        if best == usize::MAX {
+            // Open cells but no candidates: cannot happen (an empty cell is
+            // found when its last candidate goes), but is no solution.
+            return Node::Dead;
+        }
+        Node::Branch(best)
+    }
+}
+
+/// Values 1..=n as a mask.
+fn full(n: usize) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+/// Runs a whole search with a total budget of `max_nodes` nodes: the
+/// answer and the first solution.
+pub fn run_sized(
+    puzzle: &SizedGrid,
+    max_solutions: u32,
+    max_nodes: u64,
+) -> (SizedAnswer, Option<SizedGrid>) {
+    let mut s = SizedSolver::new(puzzle, max_solutions);
+    s.resume(max_nodes);
+    (s.answer(), s.solution())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::puzzle::Grid;
+
+    const HARD: &str =
+        "........8..3...4...9..2..6.....79.......612...6.5.2.7...8...5...1.....2.4.5.....3";
+
+    fn shapes() -> Vec<Shape> {
+        [
+            (1, 1),
+            (1, 2),
+            (2, 1),
+            (2, 2),
+            (2, 3),
+            (3, 2),
+            (2, 4),
+            (4, 2),
+            (3, 3),
+            (3, 4),
+            (4, 3),
+            (4, 4),
+            (4, 5),
+            (5, 5),
+            (6, 6),
+            (7, 7),
+            (8, 8),
+        ]
+        .into_iter()
+        .map(|(r, c)| Shape::new(r, c).unwrap())
+        .collect()
+    }
+
+    #[test]
+    fn every_shape_fills_an_empty_grid_validly() {
+        for shape in shapes() {
+            let empty = SizedGrid::empty(shape);
+            let (a, sol) = run_sized(&empty, 1, u64::MAX);
+            let sol = sol.unwrap();
+            assert!(a.complete && a.count == 1, "{shape}");
+            assert!(sol.is_valid_solution(), "{shape}: {sol:?}");
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_fast_engine_on_a_hard_9x9() {
+        let g = Grid::from_text(HARD).unwrap();
+        let (a, sol) = run_sized(&SizedGrid::from_grid(&g), 2, u64::MAX);
+        assert_eq!(a.count, 1);
+        assert_eq!(sol.unwrap().to_grid(), crate::solver::solve(&g));
+    }
+
+    #[test]
+    fn counts_solutions_of_a_small_grid() {
+        // The 4x4 grids with 2x2 boxes: 288 in all.
+        let empty = SizedGrid::empty(Shape::new(2, 2).unwrap());
+        let (a, _) = run_sized(&empty, 1000, u64::MAX);
+        assert_eq!((a.count, a.complete), (288, true));
+        let (a, _) = run_sized(&empty, 10, u64::MAX);
+        assert_eq!((a.count, a.complete), (10, true));
+    }
+
+    #[test]
+    fn conflicting_givens_have_no_solution() {
+        let shape = Shape::new(2, 3).unwrap();
+        let mut g = SizedGrid::empty(shape);
+        g.values_mut()[0] = 5;
+        g.values_mut()[7] = 5; // row 1, column 1: the same box
+        let (a, sol) = run_sized(&g, 2, u64::MAX);
+        assert_eq!((a.count, a.complete, sol), (0, true, None));
+    }
+
+    #[test]
+    fn sliced_resume_matches_one_call() {
+        let g = SizedGrid::from_grid(&Grid::from_text(HARD).unwrap());
+        for limit in [1, 2] {
+            let whole = run_sized(&g, limit, u64::MAX);
+            for slice in [1, 3, 100] {
+                let mut s = SizedSolver::new(&g, limit);
+                let mut calls = 1;
+                while s.resume(slice) == Progress::Paused {
+                    calls += 1;
+                }
+                assert!(calls > 1 || slice == 100);
+                assert_eq!((s.answer(), s.solution()), whole, "slice {slice}");
+                assert_eq!(s.resume(slice), Progress::Done);
+            }
+        }
+    }
+
+    #[test]
+    fn restart_on_other_shapes_answers_as_a_new_solver() {
+        let mut s = SizedSolver::new(&SizedGrid::empty(Shape::new(2, 2).unwrap()), 1);
+        for shape in shapes().into_iter().rev().chain(shapes()) {
+            let mut g = SizedGrid::empty(shape);
+            g.values_mut()[0] = 1;
+            s.resume(2);
+            s.restart(&g, 2);
+            s.resume(u64::MAX);
+            let fresh = run_sized(&g, 2, u64::MAX);
+            assert_eq!((s.answer(), s.solution()), fresh, "{shape}");
+        }
+    }
+}

@@ -1,0 +1,552 @@
+//! Every size through the service: grids of 4x4 to 64x64 and rectangular
+//! boxes on Solve, SolveBatch (sizes mixed in one call) and Validate, each
+//! answer checked by the sized grid's own validator; the errors that name
+//! the field; and the sized engine against the fast one on every 9x9
+//! public set.
+
+use crate::support::{CLASSIC, TestServer, data_set};
+use sudoku_grpc::generate::sized::SizedMaker;
+use sudoku_grpc::pb::{self, Outcome, SolveMode};
+use sudoku_grpc::puzzle::Grid;
+use sudoku_grpc::puzzle::sized::{Shape, SizedGrid};
+use sudoku_grpc::solver::sized::{SizedSolver, run_sized};
+use sudoku_grpc::solver::{self, Progress};
+use tonic::Code;
+use tonic_types::StatusExt;
+
+/// The box shapes every check covers.
+const SHAPES: [(usize, usize); 14] = [
+    (2, 2),
+    (2, 3),
+    (3, 2),
+    (2, 4),
+    (3, 3),
+    (3, 4),
+    (4, 3),
+    (4, 4),
+    (4, 5),
+    (5, 5),
+    (6, 6),
+    (7, 7),
+    (8, 8),
+    (2, 5),
+];
+
+/// A puzzle of `shape` with one solution: made by the sized maker, clue
+/// removal stopped at 60% of the cells (80% above 25x25, to keep the test
+/// short).
+fn puzzle(shape: Shape, salt: usize) -> SizedGrid {
+    let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+    let floor = shape.cells() * if shape.side() > 25 { 4 } else { 3 } / 5;
+    SizedMaker::new(&mut solver, shape, 11, salt as u64, floor)
+        .run(&mut solver)
+        .puzzle
+}
+
+fn wire(g: &SizedGrid, text: bool) -> pb::Grid {
+    let s = g.shape();
+    pb::Grid {
+        text: if text {
+            g.to_text().unwrap()
+        } else {
+            String::new()
+        },
+        cells: if text { vec![] } else { g.to_cells() },
+        box_rows: s.box_rows() as u32,
+        box_cols: s.box_cols() as u32,
+    }
+}
+
+/// The solution on the wire, read back and checked: valid, and keeping the
+/// puzzle's givens.
+fn check(puzzle: &SizedGrid, got: &pb::Grid, text: bool) {
+    let s = puzzle.shape();
+    // A 9x9 takes the fast path, and comes back with the box unset (3x3).
+    let want = if s == Shape::CLASSIC {
+        (0, 0)
+    } else {
+        (s.box_rows() as u32, s.box_cols() as u32)
+    };
+    assert_eq!((got.box_rows, got.box_cols), want);
+    let sol = if text {
+        assert!(got.cells.is_empty(), "{s}: answer in the request's form");
+        SizedGrid::from_text(s, &got.text).unwrap()
+    } else {
+        SizedGrid::from_cells(s, &got.cells).unwrap()
+    };
+    assert!(sol.is_valid_solution(), "{s}: {sol:?}");
+    assert!(puzzle.is_kept_by(&sol), "{s}");
+}
+
+#[tokio::test]
+async fn every_shape_is_solved_through_solve() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    for (r, c) in SHAPES {
+        let shape = Shape::new(r, c).unwrap();
+        let p = puzzle(shape, r + c);
+        for text in [true, false] {
+            if text && shape.side() > 35 {
+                continue;
+            }
+            let s = client
+                .solve(pb::SolveRequest {
+                    puzzle: Some(wire(&p, text)),
+                    options: None,
+                })
+                .await
+                .unwrap_or_else(|e| panic!("{shape}: {e:?}"))
+                .into_inner()
+                .solution
+                .unwrap();
+            assert_eq!(s.outcome(), Outcome::Solved, "{shape}");
+            check(&p, s.grid.as_ref().unwrap(), text);
+        }
+    }
+}
+
+#[tokio::test]
+async fn one_solve_batch_call_mixes_sizes() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut puzzles = Vec::new();
+    let mut items = Vec::new();
+    for (i, (r, c)) in SHAPES.iter().enumerate() {
+        let shape = Shape::new(*r, *c).unwrap();
+        let p = puzzle(shape, i);
+        items.push(pb::BatchItem {
+            id: i as u64,
+            puzzle: Some(wire(&p, shape.side() <= 35 && i % 2 == 0)),
+        });
+        puzzles.push(Some(p));
+        // A 9x9 of the fast path between each.
+        items.push(pb::BatchItem {
+            id: 100 + i as u64,
+            puzzle: Some(pb::Grid {
+                text: CLASSIC.to_string(),
+                ..Default::default()
+            }),
+        });
+    }
+    let requests = vec![
+        pb::SolveBatchRequest {
+            items: items[..10].to_vec(),
+            options: None,
+        },
+        pb::SolveBatchRequest {
+            items: items[10..].to_vec(),
+            options: Some(pb::SolveOptions {
+                mode: SolveMode::Count as i32,
+                max_solutions: 1,
+            }),
+        },
+    ];
+    let mut stream = client
+        .solve_batch(tokio_stream::iter(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut seen = 0;
+    while let Some(msg) = stream.message().await.unwrap() {
+        for r in msg.results {
+            let Some(pb::batch_result::Result::Solution(s)) = r.result else {
+                panic!("item {}: {:?}", r.id, r.result);
+            };
+            let g = s.grid.as_ref().unwrap();
+            if r.id >= 100 {
+                let sol = Grid::from_text(&g.text).unwrap();
+                assert!(sol.is_valid_solution());
+                assert_eq!((g.box_rows, g.box_cols), (0, 0));
+            } else {
+                let p = puzzles[r.id as usize].as_ref().unwrap();
+                check(p, g, !g.text.is_empty());
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, items.len());
+}
+
+#[tokio::test]
+async fn sizes_count_and_validate() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    // 4x4 with 2x2 boxes: 288 grids in all.
+    let empty = SizedGrid::empty(Shape::new(2, 2).unwrap());
+    let s = client
+        .solve(pb::SolveRequest {
+            puzzle: Some(wire(&empty, true)),
+            options: Some(pb::SolveOptions {
+                mode: SolveMode::Count as i32,
+                max_solutions: 1000,
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .solution
+        .unwrap();
+    assert_eq!(
+        (s.outcome(), s.solution_count),
+        (Outcome::MultipleSolutions, 288)
+    );
+    // A 16x16 with a value given twice in a box.
+    let shape = Shape::new(4, 4).unwrap();
+    let mut p = puzzle(shape, 3);
+    p.values_mut()[0] = 5;
+    p.values_mut()[17] = 5;
+    let v = client
+        .validate(pb::ValidateRequest {
+            puzzle: Some(wire(&p, true)),
+            current: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!v.conflicts.is_empty());
+    assert!(
+        v.conflicts
+            .iter()
+            .any(|c| c.first == 0 && c.second == 17 && c.digit == 5)
+    );
+    assert!(!v.solvable);
+    // A full 16x16 grid with one cell blanked: unique, and its solution.
+    let (_, full) = run_sized(&SizedGrid::empty(shape), 1, u64::MAX);
+    let full = full.unwrap();
+    let mut one = full.clone();
+    one.values_mut()[40] = 0;
+    let v = client
+        .validate(pb::ValidateRequest {
+            puzzle: Some(wire(&one, false)),
+            current: Some(wire(&one, false)),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(v.solvable && v.unique && v.search_complete);
+    assert_eq!(v.solution.unwrap().cells, full.to_cells());
+}
+
+/// The field violations of an INVALID_ARGUMENT, as (field, description).
+fn violations(status: &tonic::Status) -> Vec<(String, String)> {
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let details = status.get_error_details();
+    let br = details.bad_request().expect("a BadRequest detail");
+    br.field_violations
+        .iter()
+        .map(|v| (v.field.clone(), v.description.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn size_errors_name_the_field_and_the_cell() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut solve = async |g: pb::Grid| {
+        client
+            .solve(pb::SolveRequest {
+                puzzle: Some(g),
+                options: None,
+            })
+            .await
+            .unwrap_err()
+    };
+    let grid = |text: String, r, c| pb::Grid {
+        text,
+        box_rows: r,
+        box_cols: c,
+        ..Default::default()
+    };
+    // 40x40 has no text form.
+    let e = solve(grid(".".repeat(1600), 5, 8)).await;
+    let v = violations(&e);
+    assert_eq!(v[0].0, "puzzle.text");
+    assert!(v[0].1.contains("up to 35"), "{v:?}");
+    // A character beyond the size, by row and column.
+    let mut t = ".".repeat(36);
+    t.replace_range(13..14, "7");
+    let v = violations(&solve(grid(t, 2, 3)).await);
+    assert_eq!(v[0].0, "puzzle.text");
+    assert!(v[0].1.contains("row 2, column 1"), "{v:?}");
+    assert!(v[0].1.contains("'1'-'6'"), "{v:?}");
+    // Half a box, and a box too large.
+    let v = violations(&solve(grid(".".repeat(16), 2, 0)).await);
+    assert_eq!(v[0].0, "puzzle.box_rows");
+    let v = violations(&solve(grid(".".repeat(16), 9, 9)).await);
+    assert_eq!(v[0].0, "puzzle.box_rows");
+    // A value above N in the integer form.
+    let e = solve(pb::Grid {
+        cells: [vec![17], vec![0; 255]].concat(),
+        box_rows: 4,
+        box_cols: 4,
+        ..Default::default()
+    })
+    .await;
+    let v = violations(&e);
+    assert_eq!(v[0].0, "puzzle.cells[0]");
+    // Hint and Rate take 9x9 only.
+    let e = client
+        .hint(pb::HintRequest {
+            puzzle: Some(grid(".".repeat(16), 2, 2)),
+            candidates: None,
+        })
+        .await
+        .unwrap_err();
+    let v = violations(&e);
+    assert_eq!(v[0].0, "puzzle.box_rows");
+    assert!(v[0].1.contains("9x9"), "{v:?}");
+    let e = client
+        .rate(pb::RateRequest {
+            puzzle: Some(grid(".".repeat(16), 2, 2)),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(violations(&e)[0].0, "puzzle.box_rows");
+}
+
+/// The sized engine against the fast one on every 9x9 public set: the same
+/// solution for a unique puzzle, the same count up to 3 for any; one
+/// solver reused across the set, restarted, and resumed in slices.
+#[test]
+fn the_sized_engine_agrees_with_the_fast_one_on_every_public_set() {
+    let sets = [
+        "puzzles2_17_clue",
+        "puzzles3_magictour_top1465",
+        "puzzles6_forum_hardest_1106",
+        "puzzles7_serg_benchmark",
+    ];
+    let mut sized = SizedSolver::new(&SizedGrid::empty(Shape::CLASSIC), 1);
+    for set in sets {
+        let puzzles = data_set(set);
+        // Every puzzle of the smaller sets; a spread of the 49,000 17-clue
+        // ones (the same rule: every 16th).
+        let step = if puzzles.len() > 20_000 { 16 } else { 1 };
+        for (i, text) in puzzles.iter().enumerate().step_by(step) {
+            let g = Grid::from_text(text).unwrap();
+            let fast = solver::run(&g, 3, u64::MAX);
+            sized.restart(&SizedGrid::from_grid(&g), 3);
+            while sized.resume(1000) == Progress::Paused {}
+            let a = sized.answer();
+            assert!(a.complete, "{set} #{i}");
+            assert_eq!(a.count, fast.count, "{set} #{i}: {text}");
+            if fast.count == 1 {
+                let sol = sized.solution().and_then(|s| s.to_grid());
+                assert_eq!(sol, fast.solution, "{set} #{i}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn generate_makes_unique_puzzles_of_other_sizes() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    for (r, c, cells) in [(2, 3, false), (3, 2, true), (2, 4, false)] {
+        let shape = Shape::new(r, c).unwrap();
+        let request = pb::GenerateRequest {
+            count: 3,
+            seed: Some(42),
+            cells,
+            box_rows: r as u32,
+            box_cols: c as u32,
+            ..Default::default()
+        };
+        let mut stream = client.generate(request).await.unwrap().into_inner();
+        let mut made = Vec::new();
+        while let Some(m) = stream.message().await.unwrap() {
+            let p = m.puzzle.unwrap();
+            let (g, s) = (p.puzzle.unwrap(), p.solution.unwrap());
+            let read = |g: &pb::Grid| {
+                assert_eq!((g.box_rows, g.box_cols), (r as u32, c as u32));
+                if cells {
+                    SizedGrid::from_cells(shape, &g.cells).unwrap()
+                } else {
+                    SizedGrid::from_text(shape, &g.text).unwrap()
+                }
+            };
+            let (puzzle, solution) = (read(&g), read(&s));
+            assert!(solution.is_valid_solution() && puzzle.is_kept_by(&solution));
+            let (a, only) = run_sized(&puzzle, 2, u64::MAX);
+            assert_eq!((a.count, only), (1, Some(solution)), "{shape}");
+            assert_eq!(p.clues as usize, puzzle.givens());
+            assert!(p.rating.is_none());
+            made.push(puzzle);
+        }
+        assert_eq!(made.len(), 3);
+        // The same seed makes the same puzzles.
+        let mut again = client.generate(request).await.unwrap().into_inner();
+        let first = again.message().await.unwrap().unwrap().puzzle.unwrap();
+        assert_eq!(first.clues as usize, made[0].givens());
+    }
+    // Ratings and symmetry are for 9x9 only.
+    let e = client
+        .generate(pb::GenerateRequest {
+            box_rows: 4,
+            box_cols: 4,
+            label: pb::Label::Hard as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(violations(&e)[0].0, "label");
+}
+
+/// `sudoku solve --box` over stdin, with its arguments.
+async fn cli(args: Vec<String>, stdin: String) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sudoku"))
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the sudoku binary runs");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// The committed sets through `sudoku solve --box`, locally and on a
+/// server: every answer valid, keeping its puzzle, in the input's shape.
+#[tokio::test]
+async fn the_cli_solves_every_committed_size_locally_and_on_a_server() {
+    let server = TestServer::start().await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sizes");
+    for (file, b) in [
+        ("6x6.txt", "2x3"),
+        ("8x8.txt", "2x4"),
+        ("12x12.txt", "3x4"),
+        ("16x16-hard.txt", "auto"),
+        ("25x25-hard.txt", "5x5"),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let puzzles: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .take(5)
+            .collect();
+        let n = (puzzles[0].len() as f64).sqrt() as usize;
+        let shape = Shape::for_side(n).unwrap();
+        for remote in [false, true] {
+            let mut args = vec!["solve".to_string(), "--box".to_string(), b.to_string()];
+            if remote {
+                args.extend(["--server".to_string(), server.url()]);
+            } else {
+                args.push("--local".to_string());
+            }
+            // The first puzzle also as a block of N spaced rows.
+            let block: Vec<String> = puzzles[0]
+                .as_bytes()
+                .chunks(n)
+                .map(|row| {
+                    row.iter()
+                        .map(|&c| (c as char).to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            let input = format!("{}\n{}\n", puzzles.join("\n"), block.join("\n"));
+            let out = cli(args, input).await;
+            assert!(out.status.success(), "{file}: {out:?}");
+            let stdout = String::from_utf8(out.stdout).unwrap();
+            let lines: Vec<&str> = stdout.lines().collect();
+            assert_eq!(lines.len(), puzzles.len() + n, "{file}");
+            let mut answers: Vec<String> = lines[..puzzles.len()]
+                .iter()
+                .map(|l| l.to_string())
+                .collect();
+            answers.push(lines[puzzles.len()..].join("").replace(' ', ""));
+            for (p, a) in puzzles.iter().chain([&puzzles[0]]).zip(&answers) {
+                let p = SizedGrid::from_text(shape, p).unwrap();
+                let s = SizedGrid::from_text(shape, a).unwrap();
+                assert!(s.is_valid_solution() && p.is_kept_by(&s), "{file}");
+            }
+        }
+    }
+}
+
+/// The box shapes the property tests draw from: small enough for many cases.
+const SMALL: [(usize, usize); 8] = [
+    (2, 2),
+    (2, 3),
+    (3, 2),
+    (2, 4),
+    (4, 2),
+    (3, 3),
+    (3, 4),
+    (4, 4),
+];
+
+/// `g` with its values relabelled by `label` (value v becomes label[v-1]),
+/// its bands and stacks rotated by `band` and `stack`, and rows and columns
+/// rotated within each by `row` and `col`: moves that keep every rule.
+fn transform(
+    g: &SizedGrid,
+    label: &[u8],
+    band: usize,
+    stack: usize,
+    row: usize,
+    col: usize,
+) -> SizedGrid {
+    let s = g.shape();
+    let (n, br, bc) = (s.side(), s.box_rows(), s.box_cols());
+    let (bands, stacks) = (n / br, n / bc);
+    let map_row = |r: usize| ((r / br + band) % bands) * br + (r % br + row) % br;
+    let map_col = |c: usize| ((c / bc + stack) % stacks) * bc + (c % bc + col) % bc;
+    let mut out = vec![0u8; n * n];
+    for (i, &v) in g.values().iter().enumerate() {
+        let (r, c) = (i / n, i % n);
+        out[map_row(r) * n + map_col(c)] = if v == 0 { 0 } else { label[usize::from(v) - 1] };
+    }
+    SizedGrid::from_values(s, out).unwrap()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Relabelling values and permuting bands, stacks, rows and columns
+    /// keeps the count of solutions, and maps the one solution of a unique
+    /// puzzle to the transformed puzzle's.
+    #[test]
+    fn sized_answers_are_invariant_under_relabelling_and_permutation(
+        which in 0..SMALL.len(),
+        seed in 0u64..1000,
+        perm in proptest::collection::vec(0u64..u64::MAX, 16),
+        band in 0usize..8, stack in 0usize..8, row in 0usize..8, col in 0usize..8,
+        floor_pct in 0usize..60,
+    ) {
+        let (r, c) = SMALL[which];
+        let shape = Shape::new(r, c).unwrap();
+        let n = shape.side();
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let made = SizedMaker::new(&mut solver, shape, seed, 0, shape.cells() * floor_pct / 100)
+            .run(&mut solver);
+        // Some puzzles with several solutions too: one clue fewer.
+        let mut loose = made.puzzle.clone();
+        if let Some(i) = loose.values().iter().position(|&v| v != 0) {
+            loose.values_mut()[i] = 0;
+        }
+        let mut label: Vec<u8> = (1..=n as u8).collect();
+        label.sort_by_key(|&v| perm[usize::from(v) - 1]);
+        for p in [&made.puzzle, &loose] {
+            let q = transform(p, &label, band, stack, row, col);
+            let (a, sol) = run_sized(p, 3, u64::MAX);
+            let (b, tsol) = run_sized(&q, 3, u64::MAX);
+            proptest::prop_assert_eq!(a.count, b.count);
+            let (sol, tsol) = (sol.unwrap(), tsol.unwrap());
+            proptest::prop_assert!(sol.is_valid_solution() && p.is_kept_by(&sol));
+            proptest::prop_assert!(tsol.is_valid_solution() && q.is_kept_by(&tsol));
+            if a.count == 1 {
+                proptest::prop_assert_eq!(transform(&sol, &label, band, stack, row, col), tsol);
+            }
+        }
+    }
+}
