@@ -6,11 +6,12 @@ use std::{env, path::PathBuf};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
+    println!("cargo:rerun-if-env-changed=PROTOC");
+    let mut config = tonic_prost_build::Config::new();
     // A protoc named by the environment wins, as prost-build documents;
     // otherwise the vendored one.
     if env::var_os("PROTOC").is_none() {
-        // SAFETY: build scripts are single-threaded until here.
-        unsafe { env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?) };
+        config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
     }
     // The well-known types (google/protobuf/any.proto, ...) ship with it.
     let well_known = protoc_bin_vendored::include_path()?;
@@ -21,7 +22,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .file_descriptor_set_path(out.join("sudoku_descriptor.bin"))
         // google.rpc.Status is tonic-types' own, so its richer-error helpers apply.
         .extern_path(".google.rpc", "::tonic_types::pb")
-        .compile_protos(
+        .compile_with_config(
+            config,
             &[PathBuf::from("proto/sudoku/v1/sudoku.proto")],
             &[PathBuf::from("proto"), well_known],
         )?;
