@@ -1,7 +1,8 @@
 //! `sudoku solve --box RxC` (or `--box auto`): grids of any size (see
 //! docs/sizes.md), read, solved and written back one at a time, in the
-//! input's own shape. The 9x9 path (`solve.rs`) is untouched: without
-//! `--box` nothing here runs.
+//! input's own shape. Without `--box`, [`sniff`] looks at the first record
+//! only: a 9x9 one (or one it cannot read) leaves the run to the 9x9 path
+//! (`solve.rs`), untouched; another square-box size comes here.
 //!
 //! Records, mixed freely; '#' lines and blank lines are skipped:
 //! - a line of N*N cell characters ('1'-'9', 'A'-'Z', '.' or '0'), for N up
@@ -75,6 +76,104 @@ fn cells_of(line: &str) -> (Vec<Option<u32>>, bool, bool) {
     )
 }
 
+/// What the first record of an input without `--box` says about the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sniffed {
+    /// 9x9, or not readable here: the 9x9 path reads it (and says why not).
+    Nine,
+    /// A side that is a perfect square other than 9: its square box.
+    Square(Shape),
+    /// A side whose box cannot be told from the side alone (6, 12, 7...):
+    /// every record is answered with an error that asks for `--box`.
+    NeedsBox(usize),
+}
+
+/// The side of a grid whose first significant line is `line`, as the first
+/// record of a file: `None` for 9x9 and for what is not a grid here.
+/// A line of N*N cells is one record of side N (N >= 4); a row of N tokens
+/// starts a block of side N. 16 unspaced cells are a 4x4 line unless a value
+/// above 4 says they are a 16x16 row.
+fn side_of(line: &str) -> Option<usize> {
+    let (cells, _, _) = cells_of(line);
+    let k = cells.len();
+    if k == 81 || k == 9 || k < 2 {
+        return None;
+    }
+    let cells: Vec<u32> = cells.into_iter().collect::<Option<_>>()?;
+    let root = k.isqrt();
+    let max = cells.iter().copied().max().unwrap_or(0) as usize;
+    let n = if root * root == k && root >= 4 && max <= root {
+        root
+    } else {
+        k
+    };
+    (n <= crate::puzzle::sized::MAX_SIDE).then_some(n)
+}
+
+/// Reads the start of `input` up to its first significant line (one that
+/// is not blank or a '#' comment) and says what size the run is, giving
+/// back an input that still starts at the first byte. Costs a 9x9 run one
+/// read; its reading after that is the same.
+pub fn sniff(mut input: Box<dyn Read + Send>) -> std::io::Result<(Box<dyn Read + Send>, Sniffed)> {
+    const CAP: usize = 1 << 20;
+    let mut head = Vec::with_capacity(1 << 16);
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut seen = 0;
+    let line = loop {
+        // The first significant line, once it is whole.
+        let mut found = None;
+        while let Some(nl) = head[seen..].iter().position(|&b| b == b'\n') {
+            let l = String::from_utf8_lossy(&head[seen..seen + nl])
+                .trim()
+                .to_string();
+            seen += nl + 1;
+            if !l.is_empty() && !l.starts_with('#') {
+                found = Some(l);
+                break;
+            }
+        }
+        if found.is_some() {
+            break found;
+        }
+        if head.len() >= CAP {
+            break None;
+        }
+        let got = match input.read(&mut chunk) {
+            Ok(g) => g,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if got == 0 {
+            let l = String::from_utf8_lossy(&head[seen..]).trim().to_string();
+            break (!l.is_empty() && !l.starts_with('#')).then_some(l);
+        }
+        head.extend_from_slice(&chunk[..got]);
+    };
+    let sniffed = match line.as_deref().and_then(side_of) {
+        None => Sniffed::Nine,
+        Some(n) => {
+            let root = n.isqrt();
+            match Shape::new(root, root) {
+                Ok(s) if root * root == n && root >= 2 => Sniffed::Square(s),
+                _ => Sniffed::NeedsBox(n),
+            }
+        }
+    };
+    Ok((Box::new(std::io::Cursor::new(head).chain(input)), sniffed))
+}
+
+/// Why a grid of side `n` needs `--box`, naming the boxes that fit.
+fn needs_box(n: usize) -> String {
+    match Shape::for_side(n) {
+        Some(s) if s.box_rows() != s.box_cols() => format!(
+            "a {n}x{n} grid needs --box {r}x{c} or --box {c}x{r}",
+            r = s.box_rows(),
+            c = s.box_cols()
+        ),
+        _ => format!("a {n}x{n} grid needs --box RxC (a prime side has only 1x{n})"),
+    }
+}
+
 /// One record: its first line, layout and cell values (or why not).
 struct Record {
     line: usize,
@@ -110,6 +209,20 @@ fn records(text: &str, mut n: usize) -> Vec<Record> {
                 line: start,
                 layout: if ints { Layout::Ints } else { Layout::Chars },
                 cells: collect(cells, start),
+            });
+            i += 1;
+            continue;
+        }
+        if k != n {
+            // Neither a line nor a block's first row of this size: one
+            // record in error, so the records after it keep their places.
+            out.push(Record {
+                line: start,
+                layout: if ints { Layout::Ints } else { Layout::Chars },
+                cells: Err(format!(
+                    "line {start}: {k} cells: not a {n}x{n} line ({}) or row ({n})",
+                    n * n
+                )),
             });
             i += 1;
             continue;
@@ -188,35 +301,75 @@ fn write(grid: &SizedGrid, layout: Layout) -> String {
     }
 }
 
-/// Solves every record of the input with box `shape` (`None`: the squarest
-/// box for the first record's side, said on stderr), locally or on
-/// `server`; prints solutions in input order. Exit code 1 when any puzzle
-/// failed.
+/// The box of a sized run.
+#[derive(Debug, Clone, Copy)]
+pub enum Size {
+    /// `--box RxC`.
+    Given(Shape),
+    /// `--box auto`: the squarest box for the first record's side.
+    Auto,
+    /// No `--box`: what [`sniff`] found in the first record.
+    Sniffed(Sniffed),
+}
+
+/// Solves every record of the input with the box `size` says, locally or
+/// on `server`; prints solutions in input order, one answer (or `# error:`
+/// line) per record. What box a run without `--box RxC` took is said on
+/// stderr unless `quiet`. Exit code 1 when any puzzle failed.
 pub async fn run(
     input: &mut dyn Read,
-    shape: Option<Shape>,
+    size: Size,
     server: Option<&[String]>,
     unique: bool,
     max_nodes: u64,
+    quiet: bool,
 ) -> anyhow::Result<i32> {
     let mut text = String::new();
     input
         .read_to_string(&mut text)
         .context("reading the puzzles")?;
-    let records = records(&text, shape.map_or(0, |s| s.side()));
-    let shape = match (shape, records.first()) {
-        (Some(s), _) => s,
-        (None, None) => return Ok(0),
-        (None, Some(r)) => {
+    let side = match size {
+        Size::Given(s) | Size::Sniffed(Sniffed::Square(s)) => s.side(),
+        Size::Sniffed(Sniffed::NeedsBox(n)) => n,
+        Size::Auto | Size::Sniffed(Sniffed::Nine) => 0,
+    };
+    let records = records(&text, side);
+    let shape = match (size, records.first()) {
+        (Size::Given(s), _) => s,
+        (_, None) => return Ok(0),
+        (Size::Sniffed(Sniffed::NeedsBox(n)), Some(_)) => {
+            // Every record answered, so outputs stay one per input.
+            let why = needs_box(n);
+            let mut out = std::io::stdout().lock();
+            for r in &records {
+                let e = format!("line {}: {why}", r.line);
+                eprintln!("{e}");
+                writeln!(out, "# error: {e}")?;
+            }
+            out.flush()?;
+            return Ok(1);
+        }
+        (Size::Sniffed(Sniffed::Square(s)), Some(_)) => {
+            if !quiet {
+                eprintln!(
+                    "sudoku: {} puzzles, the size of the first record",
+                    s.describe()
+                );
+            }
+            s
+        }
+        (Size::Auto | Size::Sniffed(Sniffed::Nine), Some(r)) => {
             let k = r.cells.as_ref().map_or(0, Vec::len);
             let n = (k as f64).sqrt().round() as usize;
             let s = Shape::for_side(n).ok_or_else(|| {
                 anyhow!("line {}: no box fits a side of {n}; give --box RxC", r.line)
             })?;
-            eprintln!(
-                "sudoku: {} puzzles, boxes {s} (--box to choose)",
-                s.describe()
-            );
+            if !quiet {
+                eprintln!(
+                    "sudoku: {} puzzles, boxes {s} (--box to choose)",
+                    s.describe()
+                );
+            }
             s
         }
     };
@@ -339,5 +492,48 @@ mod tests {
         );
         // The side comes from the first record when not given.
         assert_eq!(records(line, 0).len(), 1);
+    }
+
+    #[test]
+    fn the_first_record_tells_the_side() {
+        let nine =
+            "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......";
+        assert_eq!(side_of(nine), None);
+        assert_eq!(side_of("4 . . | . . . | 8 . 5"), None);
+        assert_eq!(side_of(&".".repeat(256)), Some(16));
+        assert_eq!(side_of(&".".repeat(625)), Some(25));
+        assert_eq!(side_of("1234341221434321"), Some(4));
+        // 16 cells with a value above 4: a 16x16 row, not a 4x4 line.
+        assert_eq!(side_of("123456789ABCDEFG"), Some(16));
+        assert_eq!(side_of("1 . . 4"), Some(4));
+        assert_eq!(side_of(&".".repeat(36)), Some(6));
+        assert_eq!(side_of("1 2 3 4 5 6"), Some(6));
+        // What this reader cannot read is left to the 9x9 one.
+        assert_eq!(side_of("not a grid at all"), None);
+        let (mut rest, s) = sniff(Box::new(std::io::Cursor::new(
+            format!("# c\n\n{}\n", ".".repeat(256)).into_bytes(),
+        )))
+        .unwrap();
+        assert_eq!(s, Sniffed::Square(Shape::new(4, 4).unwrap()));
+        let mut all = String::new();
+        rest.read_to_string(&mut all).unwrap();
+        assert!(
+            all.starts_with("# c\n\n...."),
+            "the input is given back whole"
+        );
+        // A record of another size is one error, not the start of a block.
+        let rs = records(
+            &format!("{}\n{}\n1234341221434321\n", ".".repeat(16), ".".repeat(81)),
+            4,
+        );
+        assert_eq!(rs.len(), 3);
+        assert!(
+            rs[1]
+                .cells
+                .as_ref()
+                .is_err_and(|e| e.starts_with("line 2: 81 cells"))
+        );
+        assert!(rs[2].cells.is_ok());
+        assert_eq!(needs_box(6), "a 6x6 grid needs --box 2x3 or --box 3x2");
     }
 }

@@ -26,6 +26,7 @@ use clap::{Args, ValueEnum};
 use super::connect::connect_all;
 use super::progress::{Counts, Progress, Say};
 use super::resend::{self, Source};
+use super::sized;
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::text::{Entry, Format, Reader, write_grid};
@@ -100,10 +101,13 @@ pub struct SolveArgs {
     /// several (tonic places each call on a server at random).
     #[arg(long)]
     streams: Option<usize>,
-    /// Grids other than 9x9 (docs/sizes.md): the box, RxC (4x4 for
-    /// 16x16, 2x3 or 3x2 for 6x6), or "auto" for the squarest box of the
-    /// first record's side (rows <= columns: 6 is 2x3), said on stderr.
-    /// Solved one at a time, written back in the input's shape.
+    /// The box of grids other than 9x9 (docs/sizes.md). Without it the
+    /// first record tells the size: 9x9 runs the fast path, a side that is
+    /// a perfect square (4, 16, 25...) gets its square box, said on stderr.
+    /// Needed for rectangular boxes, which the side alone cannot tell:
+    /// RxC (2x3 or 3x2 for 6x6), or "auto" for the squarest (6 is 2x3).
+    /// Every record of a run has the first one's size. Other sizes are
+    /// solved one at a time, written back in the input's shape.
     #[arg(long = "box", value_name = "RxC|auto")]
     boxx: Option<String>,
     /// Work budget per puzzle for --local, in search nodes.
@@ -115,8 +119,7 @@ pub struct SolveArgs {
 }
 
 impl SolveArgs {
-    /// True for `--local`: no server, no async I/O.
-    /// True for the in-process 9x9 path, which needs no async runtime.
+    /// True for `--local` without `--box`: the in-process path, which needs no async runtime.
     pub(super) fn is_local(&self) -> bool {
         self.local && self.boxx.is_none()
     }
@@ -303,14 +306,28 @@ struct Run {
     limit: u32,
 }
 
+/// The puzzle file, or stdin.
+fn open(args: &SolveArgs) -> anyhow::Result<Box<dyn Read + Send>> {
+    Ok(match &args.file {
+        Some(p) if p.as_os_str() != "-" => Box::new(
+            std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
+        ),
+        _ => Box::new(std::io::stdin()),
+    })
+}
+
+/// The input of a run without `--box`, and the sized run to make instead
+/// when its first record is not 9x9.
+fn sniffed(args: &SolveArgs) -> anyhow::Result<(Box<dyn Read + Send>, Option<sized::Sniffed>)> {
+    let (input, s) = sized::sniff(open(args)?).context(match &args.file {
+        Some(p) if p.as_os_str() != "-" => format!("cannot read {}", p.display()),
+        _ => "cannot read stdin".to_string(),
+    })?;
+    Ok((input, (s != sized::Sniffed::Nine).then_some(s)))
+}
+
 impl Run {
-    fn start(args: &SolveArgs) -> anyhow::Result<Run> {
-        let input: Box<dyn Read + Send> = match &args.file {
-            Some(p) if p.as_os_str() != "-" => Box::new(
-                std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
-            ),
-            _ => Box::new(std::io::stdin()),
-        };
+    fn start(args: &SolveArgs, input: Box<dyn Read + Send>) -> anyhow::Result<Run> {
         let source = match &args.file {
             Some(p) if p.as_os_str() != "-" => p.display().to_string(),
             _ => "stdin".to_string(),
@@ -353,6 +370,23 @@ impl Run {
 /// `sudoku solve --local`: no runtime, no async I/O. This thread reads
 /// (and with one solver thread, solves) while the writer prints.
 pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
+    let (mut input, other) = sniffed(&args)?;
+    if let Some(s) = other {
+        // Another size: its reader is async for the server case; a runtime
+        // of this thread alone runs it.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the runtime")?;
+        return runtime.block_on(sized::run(
+            &mut input,
+            sized::Size::Sniffed(s),
+            None,
+            args.unique,
+            args.max_nodes,
+            args.quiet,
+        ));
+    }
     let Run {
         input,
         source,
@@ -362,7 +396,7 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
         progress,
         writer,
         limit,
-    } = Run::start(&args)?;
+    } = Run::start(&args, input)?;
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -387,19 +421,28 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
 
 /// `sudoku solve` through servers, and any run of grids of another size.
 pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
-    if let Some(b) = &args.boxx {
-        let shape = match b.as_str() {
-            "auto" => None,
-            b => Some(super::toolkit::parse_box(b)?),
-        };
-        let mut input: Box<dyn Read + Send> = match &args.file {
-            Some(p) if p.as_os_str() != "-" => Box::new(
-                std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
-            ),
-            _ => Box::new(std::io::stdin()),
-        };
-        let server = (!args.local).then_some(args.server.as_slice());
-        return super::sized::run(&mut input, shape, server, args.unique, args.max_nodes).await;
+    let server = (!args.local).then_some(args.server.as_slice());
+    let (mut input, size) = match &args.boxx {
+        Some(b) if b == "auto" => (open(&args)?, Some(sized::Size::Auto)),
+        Some(b) => (
+            open(&args)?,
+            Some(sized::Size::Given(super::toolkit::parse_box(b)?)),
+        ),
+        None => {
+            let (input, other) = sniffed(&args)?;
+            (input, other.map(sized::Size::Sniffed))
+        }
+    };
+    if let Some(size) = size {
+        return sized::run(
+            &mut input,
+            size,
+            server,
+            args.unique,
+            args.max_nodes,
+            args.quiet,
+        )
+        .await;
     }
     let Run {
         input,
@@ -410,7 +453,7 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
         progress,
         writer,
         limit,
-    } = Run::start(&args)?;
+    } = Run::start(&args, input)?;
     let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
     let streams = match (args.streams, servers.len()) {
         (Some(n), _) => n.max(1),

@@ -550,3 +550,117 @@ proptest::proptest! {
         }
     }
 }
+
+/// A solved grid of side `n` with `r`x`c` boxes checked without the crate:
+/// every row, column and box holds 1..=n once, and every clue of `puzzle`
+/// is kept. Cells are characters: '1'-'9', then 'A' for 10 on.
+fn solves(puzzle: &str, answer: &str, r: usize, c: usize) -> bool {
+    let n = r * c;
+    let value = |ch: char| ch.to_digit(36).map_or(0, |d| d as usize);
+    let p: Vec<usize> = puzzle.chars().map(value).collect();
+    let a: Vec<usize> = answer.chars().map(value).collect();
+    if p.len() != n * n || a.len() != n * n {
+        return false;
+    }
+    let unit_ok = |cells: Vec<usize>| {
+        let mut seen = vec![false; n + 1];
+        cells
+            .into_iter()
+            .all(|i| (1..=n).contains(&a[i]) && !std::mem::replace(&mut seen[a[i]], true))
+    };
+    (0..n).all(|k| {
+        unit_ok((0..n).map(|j| k * n + j).collect())
+            && unit_ok((0..n).map(|j| j * n + k).collect())
+            && unit_ok(
+                (0..n)
+                    .map(|j| (k / r * r + j / c) * n + k % r * c + j % c)
+                    .collect(),
+            )
+    }) && p.iter().zip(&a).all(|(&g, &s)| g == 0 || g == s)
+}
+
+/// Without `--box` the first record tells the size: the whole 16x16 set
+/// (lines) and a 4x4 block, locally and on a server, each answer checked by
+/// an independent validator and written in the input's shape.
+#[tokio::test]
+async fn the_cli_infers_square_boxes_from_the_first_record() {
+    let server = TestServer::start().await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sizes");
+    let file = root.join("16x16-hard.txt");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let puzzles: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(puzzles.len(), 40);
+    let block = "1 . . 4\n. . . .\n. 1 . .\n4 . . 1\n";
+    for remote in [false, true] {
+        let mut args = vec!["solve".to_string(), file.display().to_string()];
+        let mut small = vec!["solve".to_string()];
+        for a in [&mut args, &mut small] {
+            if remote {
+                a.extend(["--server".to_string(), server.url()]);
+            } else {
+                a.push("--local".to_string());
+            }
+        }
+        let out = cli(args, String::new()).await;
+        assert!(out.status.success(), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("16x16 (4x4 boxes)"),
+            "{out:?}"
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let answers: Vec<&str> = stdout.lines().collect();
+        assert_eq!(answers.len(), puzzles.len(), "remote {remote}");
+        for (p, a) in puzzles.iter().zip(&answers) {
+            assert!(solves(p, a, 4, 4), "remote {remote}: {p} -> {a}");
+        }
+
+        let out = cli(small, block.to_string()).await;
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<&str> = stdout.lines().collect();
+        assert_eq!(rows.len(), 4, "{stdout}");
+        assert!(rows.iter().all(|r| r.split(' ').count() == 4), "{stdout}");
+        let flat = |s: &str| s.replace([' ', '\n'], "").replace('.', "0");
+        assert!(solves(&flat(block), &flat(&stdout), 2, 2), "{stdout}");
+    }
+}
+
+/// A 6x6 file without `--box`: one `# error:` line per record, each saying
+/// which boxes to give, and exit code 1; with `--box 2x3` it solves.
+#[tokio::test]
+async fn the_cli_asks_for_the_box_a_side_cannot_tell() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sizes");
+    let text = std::fs::read_to_string(root.join("6x6.txt")).unwrap();
+    let puzzles: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .take(3)
+        .collect();
+    let input = format!("# six\n{}\n", puzzles.join("\n"));
+    let out = cli(vec!["solve".into(), "--local".into()], input.clone()).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        (2..5)
+            .map(|l| format!("# error: line {l}: a 6x6 grid needs --box 2x3 or --box 3x2"))
+            .collect::<Vec<_>>()
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2: a 6x6 grid needs --box 2x3"));
+    let out = cli(
+        vec![
+            "solve".into(),
+            "--local".into(),
+            "--box".into(),
+            "2x3".into(),
+        ],
+        input,
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    for (p, a) in puzzles.iter().zip(stdout.lines()) {
+        assert!(solves(p, a, 2, 3), "{p} -> {a}");
+    }
+}
