@@ -34,8 +34,9 @@ run() {
   local side="$1" file="$2" out="$3" from=0 last
   : >"$out"
   while :; do
-    "$bin" "$side" "$file" "$from" "$limit_ms" "$first" >>"$out"
-    last="$(tail -n 1 "$out")"
+    "$bin" "$side" "$file" "$from" "$limit_ms" "$first" >"$out.part"
+    cat "$out.part" >>"$out"
+    last="$(tail -n 1 "$out.part")"
     case "$last" in
       T\ *) from=$(( ${last#T } + 1 )) ;;
       *) break ;;
