@@ -46,11 +46,20 @@ pub(super) const MAX_RESULT_BYTES: usize = 384;
 /// (its default `yield_threshold`), without asking for more responses.
 const TONIC_YIELD_THRESHOLD: usize = 32 << 10;
 
+/// What an answer adds to the grid it carries back: the outcome, the count,
+/// the stats and their framing (about 40 bytes at their largest).
+const ANSWER_OVER_GRID_BYTES: usize = 64;
+
 /// What a request message is charged while it waits and is solved: enough
-/// for it and for its response.
+/// for it and for its response. A solution is as long as its puzzle (same
+/// form, same cell count), so a message of large grids is covered by its own
+/// size plus what each answer adds; small or malformed items by
+/// [`MAX_RESULT_BYTES`] each.
 fn message_charge(msg: &pb::SolveBatchRequest) -> usize {
+    let items = msg.items.len();
     msg.encoded_len()
-        .max(msg.items.len().saturating_mul(MAX_RESULT_BYTES))
+        .saturating_add(items.saturating_mul(ANSWER_OVER_GRID_BYTES))
+        .max(items.saturating_mul(MAX_RESULT_BYTES))
 }
 
 /// A response on its way to tonic, with the budget its bytes hold.
@@ -436,6 +445,58 @@ mod tests {
                 );
             }
             assert!(response.encoded_len() <= charge);
+        }
+    }
+
+    /// A large grid's answer carries the whole solution plus outcome, count
+    /// and stats, so it outgrows its request: the charge must still cover it.
+    #[tokio::test]
+    async fn the_charge_covers_the_answers_of_large_grids() {
+        let svc = service();
+        for (r, c, blanks) in [(8u32, 8u32, 3usize), (5, 7, 2), (2, 3, 1)] {
+            let n = r * c;
+            // The usual pattern grid: a valid solution for r x c boxes.
+            let mut cells: Vec<u32> = (0..n * n)
+                .map(|i| {
+                    let (row, col) = (i / n, i % n);
+                    (c * (row % r) + row / r + col) % n + 1
+                })
+                .collect();
+            for k in 0..blanks {
+                cells[k * (n as usize + 1)] = 0;
+            }
+            let msg = pb::SolveBatchRequest {
+                items: (0..16u64)
+                    .map(|i| pb::BatchItem {
+                        id: u64::MAX - i,
+                        puzzle: Some(pb::Grid {
+                            cells: cells.clone(),
+                            box_rows: r,
+                            box_cols: c,
+                            ..Default::default()
+                        }),
+                    })
+                    .collect(),
+                options: None,
+            };
+            let charge = message_charge(&msg);
+            let response = svc
+                .solve_message(msg, 0, None, Tenant::default())
+                .await
+                .unwrap();
+            assert!(
+                response
+                    .results
+                    .iter()
+                    .all(|x| matches!(x.result, Some(pb::batch_result::Result::Solution(_)))),
+                "{r}x{c}: {:?}",
+                response.results.first()
+            );
+            assert!(
+                response.encoded_len() <= charge,
+                "{r}x{c}: answer {} bytes, charge {charge}",
+                response.encoded_len()
+            );
         }
     }
 }
