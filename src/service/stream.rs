@@ -30,6 +30,7 @@ use super::schedule::{expiry, past};
 use super::status::Failure;
 use super::{Sudoku, Tenant};
 use crate::pb;
+use crate::solver::sized::SizedSolver;
 use crate::telemetry::traces;
 
 /// The response stream of a SolveBatch call.
@@ -55,11 +56,31 @@ const ANSWER_OVER_GRID_BYTES: usize = 64;
 /// form, same cell count), so a message of large grids is covered by its own
 /// size plus what each answer adds; small or malformed items by
 /// [`MAX_RESULT_BYTES`] each.
+///
+/// A message solves its items one at a time, and a grid other than 9x9
+/// holds a solver of its size for as long as its search is paused between
+/// turns, so the charge also holds the largest such solver's footprint: the
+/// budget then bounds how many of them the server keeps at once.
 fn message_charge(msg: &pb::SolveBatchRequest) -> usize {
     let items = msg.items.len();
+    let largest_sized = msg
+        .items
+        .iter()
+        .filter_map(|item| item.puzzle.as_ref())
+        .filter(|g| g.box_rows != 0 || g.box_cols != 0)
+        .map(|g| {
+            // The shape is checked later; a bad one never gets a solver.
+            let side = (g.box_rows as usize)
+                .saturating_mul(g.box_cols as usize)
+                .min(64);
+            side * side
+        })
+        .max()
+        .map_or(0, SizedSolver::footprint);
     msg.encoded_len()
         .saturating_add(items.saturating_mul(ANSWER_OVER_GRID_BYTES))
         .max(items.saturating_mul(MAX_RESULT_BYTES))
+        .saturating_add(largest_sized)
 }
 
 /// A response on its way to tonic, with the budget its bytes hold.
@@ -480,6 +501,8 @@ mod tests {
                 options: None,
             };
             let charge = message_charge(&msg);
+            let side = (r * c) as usize;
+            assert!(charge >= SizedSolver::footprint(side * side));
             let response = svc
                 .solve_message(msg, 0, None, Tenant::default())
                 .await

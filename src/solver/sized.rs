@@ -149,6 +149,14 @@ impl SizedSolver {
         self.solution.resize(cells, 0);
     }
 
+    /// About what a solver for grids of `cells` cells allocates when it
+    /// takes that shape: its unit tables, candidate words, trail, branch
+    /// frames, queue and solution (117 bytes a cell, rounded up). The trail
+    /// can grow past its reservation on a long path; this is the floor.
+    pub fn footprint(cells: usize) -> usize {
+        cells.saturating_mul(128)
+    }
+
     /// Starts a new search in this solver, as [`SizedSolver::new`] would,
     /// reusing its memory when the shape is the same.
     pub fn restart(&mut self, puzzle: &SizedGrid, max_solutions: u32) {
