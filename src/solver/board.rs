@@ -11,7 +11,6 @@
 //!                box 0 | box 1 | box 2
 //!
 //!  unsolved[band]  (27 bits)  cells not yet placed
-//!  open_rows[band] (27 bits)  bit 3*d + r: band row r has not got digit d+1 placed
 //!  changed         (27 bits)  bit 9*band + d: the word changed since `update`
 //!                             last analysed it (kept by `Board`, not saved)
 //! ```
@@ -116,12 +115,14 @@ impl Default for Rules {
 /// All 27 words (bit i = word i): what a new board must analyse.
 pub(crate) const ALL_WORDS: u32 = (1 << 27) - 1;
 
-/// The candidate state saved on the search stack (132 bytes).
+/// The candidate state saved on the search stack (120 bytes). Which band
+/// rows have a digit placed is not kept: they are the rows of `cand & !unsolved`.
+/// Keeping it cost every placement and every given a store, and made a
+/// board 132 bytes, which a copy does through a `memcpy` call.
 #[derive(Clone, Copy)]
 pub(crate) struct Cands {
     cand: [u32; 27],
     unsolved: [u32; 3],
-    open_rows: [u32; 3],
 }
 
 /// The working board: candidates (held in place, on the search stack) plus
@@ -147,7 +148,6 @@ impl Cands {
     pub(crate) const ZERO: Cands = Cands {
         cand: [0; 27],
         unsolved: [0; 3],
-        open_rows: [0; 3],
     };
 
     /// The board of a puzzle's givens, before any propagation; `None` when
@@ -167,7 +167,6 @@ impl Cands {
         let mut cand = [BAND; 32];
         // given[9 * band + d]: the band's cells given digit d+1.
         let mut given = [0u32; 32];
-        let mut open_rows = [BAND; 3];
         let mut clash = 0u32;
         for (band, cells) in puzzle.0.chunks_exact(27).enumerate() {
             let [o1, o2] = OTHER[band];
@@ -185,7 +184,6 @@ impl Cands {
                 let col = CELL_COLUMN[x & 31];
                 cand[(9 * o1 + d) & 31] &= !col;
                 cand[(9 * o2 + d) & 31] &= !col;
-                open_rows[band] &= !(1 << (3 * d + x / 9));
             }
         }
         if clash != 0 {
@@ -196,7 +194,6 @@ impl Cands {
             *w = (cand[i] & !filled[i / 9]) | given[i];
         }
         c.unsolved = filled.map(|f| BAND & !f);
-        c.open_rows = open_rows;
         Some(c)
     }
 
@@ -242,7 +239,6 @@ impl Cands {
             self.cand[9 * o + d] = w & !col;
         }
         self.unsolved[band] = from.unsolved[band] & !bit;
-        self.open_rows[band] = from.open_rows[band] & !(1 << (3 * d + x / 9));
         changed
     }
 
@@ -260,19 +256,18 @@ impl Cands {
             *w &= !col;
         }
         self.unsolved[band] &= !(1u32 << x);
-        self.open_rows[band] &= !(1 << (3 * d + x / 9));
         changed
     }
 
-    /// Places digit `d` in `cells` of `band`, one cell in each of the band
-    /// rows in `rows` (bit r = band row r), where the band update has just
+    /// Places digit `d` in `cells` of `band`, at most one cell in each band
+    /// row, where the band update has just
     /// found them hidden singles of their rows: the box-line step has then
     /// already cleared their peers for `d` (in band and, through locked
     /// columns, in the other bands), so only the other digits lose the
     /// cells, all at once; `d`'s word becomes `own`. Returns the words it
     /// changed.
     #[inline(always)]
-    fn place_row_singles(&mut self, band: usize, d: usize, own: u32, rows: u32, cells: u32) -> u32 {
+    fn place_row_singles(&mut self, band: usize, d: usize, own: u32, cells: u32) -> u32 {
         let base = 9 * band;
         let mut changed = 0u32;
         for (k, w) in self.cand[base..base + 9].iter_mut().enumerate() {
@@ -281,7 +276,6 @@ impl Cands {
         }
         self.cand[base + d] = own;
         self.unsolved[band] &= !cells;
-        self.open_rows[band] &= !(rows << (3 * d));
         (changed & !(1 << d)) << base
     }
 
@@ -417,25 +411,23 @@ impl Board<'_> {
             return false;
         }
         if r.row_singles {
-            let open = (self.c.open_rows[band] >> (3 * d)) & 7;
-            if open != 0 {
-                let single = (u32::from(SINGLE[(m & 0x1ff) as usize])
-                    | u32::from(SINGLE[((m >> 9) & 0x1ff) as usize]) << 1
-                    | u32::from(SINGLE[((m >> 18) & 0x1ff) as usize]) << 2)
-                    & open;
-                if single != 0 && r.box_line {
+            // Rows with one spot left (none is a contradiction found above);
+            // those whose spot is unsolved have a hidden single.
+            let single = u32::from(SINGLE[(m & 0x1ff) as usize])
+                | u32::from(SINGLE[((m >> 9) & 0x1ff) as usize]) << 1
+                | u32::from(SINGLE[((m >> 18) & 0x1ff) as usize]) << 2;
+            let mut cells = m & ROWS[single as usize] & self.c.unsolved[band];
+            if cells != 0 {
+                if r.box_line {
                     // The rows of a permutation pattern are in different
                     // boxes and columns: the singles of one word are not
                     // peers, and box-line already cleared their peers.
-                    let cells = m & ROWS[single as usize];
-                    self.changed |= self.c.place_row_singles(band, d, m, single, cells);
+                    self.changed |= self.c.place_row_singles(band, d, m, cells);
                     return true;
                 }
-                let mut single = single;
-                while single != 0 {
-                    let row = single.trailing_zeros() as usize;
-                    single &= single - 1;
-                    let x = ((m >> (9 * row)) & 0x1ff).trailing_zeros() as usize + 9 * row;
+                while cells != 0 {
+                    let x = cells.trailing_zeros() as usize;
+                    cells &= cells - 1;
                     if self.c.cand[i] & (1 << x) == 0 {
                         // Cleared by a single placed just before.
                         return false;
@@ -713,7 +705,6 @@ mod tests {
         let mut c = Cands {
             cand: [BAND; 27],
             unsolved: [BAND; 3],
-            open_rows: [BAND; 3],
         };
         for (i, &v) in puzzle.0.iter().enumerate() {
             if v == 0 {
@@ -753,8 +744,8 @@ mod tests {
             clashes += usize::from(b.is_none());
             if let (Some(a), Some(b)) = (a, b) {
                 assert_eq!(
-                    (a.cand, a.unsolved, a.open_rows),
-                    (b.cand, b.unsolved, b.open_rows),
+                    (a.cand, a.unsolved),
+                    (b.cand, b.unsolved),
                     "{}",
                     g.to_text()
                 );
@@ -792,8 +783,8 @@ mod tests {
                         let mut b = from;
                         let changed_b = b.place(band, x, d);
                         assert_eq!(
-                            (a.cand, a.unsolved, a.open_rows, changed_a),
-                            (b.cand, b.unsolved, b.open_rows, changed_b),
+                            (a.cand, a.unsolved, changed_a),
+                            (b.cand, b.unsolved, changed_b),
                             "{} band {band} cell {x} digit {d}",
                             g.to_text()
                         );
