@@ -190,8 +190,13 @@ impl Cands {
             return None;
         }
         let mut c = Cands::ZERO;
-        for (i, w) in c.cand.iter_mut().enumerate() {
-            *w = (cand[i] & !filled[i / 9]) | given[i];
+        // Band by band, so the compiler does a band's words at once.
+        for (band, &f) in filled.iter().enumerate() {
+            let words = 9 * band..9 * band + 9;
+            let out = &mut c.cand[words.clone()];
+            for ((w, &free), &g) in out.iter_mut().zip(&cand[words.clone()]).zip(&given[words]) {
+                *w = (free & !f) | g;
+            }
         }
         c.unsolved = filled.map(|f| BAND & !f);
         Some(c)
