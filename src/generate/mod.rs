@@ -205,8 +205,8 @@ fn unique(solver: &mut Solver, puzzle: &Grid, clues: u128, sets: &Unavoidable) -
 /// one out far faster than counting to 2, since it starts more
 /// constrained, and covers all the cell's other digits at once. Before
 /// any search, a set of `sets` left without a clue (`clues` has the
-/// cells still given) answers no, and a cell its peers force needs no
-/// search. `None` when a search ran out of nodes.
+/// cells still given) answers no, and a cell its peers force, or a unit
+/// of it leaves no other place for its digit, needs no search. `None` when a search ran out of nodes.
 fn still_unique(
     solver: &mut Solver,
     puzzle: &Grid,
@@ -220,7 +220,7 @@ fn still_unique(
     }
     for &c in cells {
         let c = c as usize;
-        if forced(puzzle, c) {
+        if forced(puzzle, c) || sets.hidden_single(clues, c, solution.0[c]) {
             continue;
         }
         solver.restart_without(puzzle, c, solution.0[c], 1);
@@ -255,6 +255,40 @@ fn forced(puzzle: &Grid, c: usize) -> bool {
 /// Every cell (bit i = cell i).
 const ALL_CELLS: u128 = (1 << CELLS) - 1;
 
+/// The row, column and box of each cell (bit i = cell i).
+const UNITS: [[u128; 3]; CELLS] = {
+    let mut units = [[0u128; 3]; CELLS];
+    let mut c = 0;
+    while c < CELLS {
+        let mut k = 0;
+        while k < CELLS {
+            if k / 9 == c / 9 {
+                units[c][0] |= 1 << k;
+            }
+            if k % 9 == c % 9 {
+                units[c][1] |= 1 << k;
+            }
+            if k / 27 == c / 27 && k % 9 / 3 == c % 9 / 3 {
+                units[c][2] |= 1 << k;
+            }
+            k += 1;
+        }
+        c += 1;
+    }
+    units
+};
+
+/// Each cell with its 20 peers (bit i = cell i).
+const PEERS: [u128; CELLS] = {
+    let mut peers = [0u128; CELLS];
+    let mut c = 0;
+    while c < CELLS {
+        peers[c] = UNITS[c][0] | UNITS[c][1] | UNITS[c][2];
+        c += 1;
+    }
+    peers
+};
+
 /// Most unavoidable sets of two digits a grid can have: 36 pairs of
 /// digits, each splitting into at most 4 sets (each spans 2 rows or more).
 const MAX_UNAVOIDABLE: usize = 36 * 4;
@@ -277,6 +311,8 @@ struct Unavoidable {
     /// Each set's cells (bit i = cell i).
     sets: [u128; MAX_UNAVOIDABLE],
     len: usize,
+    /// The solution's cells of each digit, by digit.
+    digit_cells: [u128; 10],
 }
 
 impl Unavoidable {
@@ -297,7 +333,11 @@ impl Unavoidable {
         let mut found = Unavoidable {
             sets: [0; MAX_UNAVOIDABLE],
             len: 0,
+            digit_cells: [0; 10],
         };
+        for (i, &d) in solution.0.iter().enumerate() {
+            found.digit_cells[usize::from(d) % 10] |= 1 << i;
+        }
         for a in 1..=9usize {
             for b in a + 1..=9usize {
                 // Each row linked to the row with b in the column, and in
@@ -348,6 +388,22 @@ impl Unavoidable {
     #[inline]
     fn missed(&self, clues: u128) -> bool {
         self.sets[..self.len].iter().any(|&u| u & clues == 0)
+    }
+
+    /// Whether the blank cell `c`, whose digit in the solution is `d`, is
+    /// the only cell of its row, column or box where `d` can go, given the
+    /// clues set in `clues`: then every solution puts `d` there.
+    #[inline]
+    fn hidden_single(&self, clues: u128, c: usize, d: u8) -> bool {
+        let mut seen = 0u128;
+        let mut givens = self.digit_cells[usize::from(d) % 10] & clues;
+        while givens != 0 {
+            seen |= PEERS[givens.trailing_zeros() as usize];
+            givens &= givens - 1;
+        }
+        let open = ALL_CELLS & !clues & !seen;
+        let [row, col, bx] = UNITS[c];
+        open & row == 1 << c || open & col == 1 << c || open & bx == 1 << c
     }
 }
 
