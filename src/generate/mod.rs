@@ -184,9 +184,13 @@ impl Search {
     }
 }
 
-/// Whether `puzzle` has exactly one solution, as far as `solver` can tell in
-/// [`CHECK_NODES`] nodes: `None` when it could not.
-fn unique(solver: &mut Solver, puzzle: &Grid) -> Option<bool> {
+/// Whether `puzzle` (its clues at the cells set in `clues`, a subset of
+/// the solution `sets` is of) has exactly one solution, as far as `solver`
+/// can tell in [`CHECK_NODES`] nodes: `None` when it could not.
+fn unique(solver: &mut Solver, puzzle: &Grid, clues: u128, sets: &Unavoidable) -> Option<bool> {
+    if sets.missed(clues) {
+        return Some(false);
+    }
     solver.restart(puzzle, 2);
     solver.resume(CHECK_NODES);
     let a = solver.answer();
@@ -195,54 +199,222 @@ fn unique(solver: &mut Solver, puzzle: &Grid) -> Option<bool> {
 
 /// Whether `puzzle` (a unique puzzle whose only solution is `solution`,
 /// with the clues at `cells` just blanked) is still unique: no solution
-/// puts another digit in one of those cells. Each other digit its peers
-/// allow is tried there with a search for one solution, which is how a
-/// second solution is found or ruled out far faster than by counting to 2,
-/// since every try starts more constrained. `None` when a search ran out
-/// of nodes.
+/// puts another digit in one of those cells. For each cell, one search for
+/// a solution without the solution's digit there
+/// ([`Solver::restart_without`]), which finds a second solution or rules
+/// one out far faster than counting to 2, since it starts more
+/// constrained, and covers all the cell's other digits at once. Before
+/// any search, a set of `sets` left without a clue (`clues` has the
+/// cells still given) answers no, and a cell its peers force, or a unit
+/// of it leaves no other place for its digit, needs no search. `None` when a search ran out of nodes.
 fn still_unique(
     solver: &mut Solver,
-    puzzle: &mut Grid,
+    puzzle: &Grid,
+    clues: u128,
+    sets: &Unavoidable,
     cells: &[u8],
     solution: &Grid,
 ) -> Option<bool> {
+    if sets.missed(clues) {
+        return Some(false);
+    }
     for &c in cells {
         let c = c as usize;
-        let (r, col) = (c / 9, c % 9);
-        let (br, bc) = (r / 3 * 3, col / 3 * 3);
-        let mut used = 0u16;
-        for k in 0..9 {
-            used |= 1 << puzzle.0[r * 9 + k];
-            used |= 1 << puzzle.0[k * 9 + col];
-            used |= 1 << puzzle.0[(br + k / 3) * 9 + bc + k % 3];
+        if forced(puzzle, c) || sets.hidden_single(clues, c, solution.0[c]) {
+            continue;
         }
-        for w in 1..=9u8 {
-            if w == solution.0[c] || used & (1 << w) != 0 {
-                continue;
-            }
-            puzzle.0[c] = w;
-            solver.restart(puzzle, 1);
-            solver.resume(CHECK_NODES);
-            puzzle.0[c] = 0;
-            let a = solver.answer();
-            if !a.complete {
-                return None;
-            }
-            if a.count > 0 {
-                return Some(false);
-            }
+        solver.restart_without(puzzle, c, solution.0[c], 1);
+        solver.resume(CHECK_NODES);
+        let a = solver.answer();
+        if !a.complete {
+            return None;
+        }
+        if a.count > 0 {
+            return Some(false);
         }
     }
     Some(true)
 }
 
+/// Whether the blank cell `c` of `puzzle` has one digit left: its row,
+/// column and box hold the eight others between them, so every solution
+/// puts the same digit there. A few dozen loads instead of a search.
+fn forced(puzzle: &Grid, c: usize) -> bool {
+    let (r, col) = (c / 9, c % 9);
+    let (br, bc) = (r / 3 * 3, col / 3 * 3);
+    let mut used = 0u16;
+    for k in 0..9 {
+        used |= 1 << puzzle.0[r * 9 + k];
+        used |= 1 << puzzle.0[k * 9 + col];
+        used |= 1 << puzzle.0[(br + k / 3) * 9 + bc + k % 3];
+    }
+    // Bit 0 (a blank) set or not, eight of the nine digits.
+    (used | 1).count_ones() == 9
+}
+
+/// Every cell (bit i = cell i).
+const ALL_CELLS: u128 = (1 << CELLS) - 1;
+
+/// The row, column and box of each cell (bit i = cell i).
+const UNITS: [[u128; 3]; CELLS] = {
+    let mut units = [[0u128; 3]; CELLS];
+    let mut c = 0;
+    while c < CELLS {
+        let mut k = 0;
+        while k < CELLS {
+            if k / 9 == c / 9 {
+                units[c][0] |= 1 << k;
+            }
+            if k % 9 == c % 9 {
+                units[c][1] |= 1 << k;
+            }
+            if k / 27 == c / 27 && k % 9 / 3 == c % 9 / 3 {
+                units[c][2] |= 1 << k;
+            }
+            k += 1;
+        }
+        c += 1;
+    }
+    units
+};
+
+/// Each cell with its 20 peers (bit i = cell i).
+const PEERS: [u128; CELLS] = {
+    let mut peers = [0u128; CELLS];
+    let mut c = 0;
+    while c < CELLS {
+        peers[c] = UNITS[c][0] | UNITS[c][1] | UNITS[c][2];
+        c += 1;
+    }
+    peers
+};
+
+/// Most unavoidable sets of two digits a grid can have: 36 pairs of
+/// digits, each splitting into at most 4 sets (each spans 2 rows or more).
+const MAX_UNAVOIDABLE: usize = 36 * 4;
+
+/// Rows an unavoidable set of [`Unavoidable`] spans at most: larger ones
+/// cost a test per check and seldom end without a clue.
+const MAX_UNAVOIDABLE_ROWS: u32 = 6;
+
+/// The unavoidable sets of two digits of a solution grid: for digits a and
+/// b, the smallest sets of their cells in which swapping a and b makes
+/// another solution (the rectangles a b over b a, the hexagons of three
+/// rows, and so on up to all 18 cells). A unique puzzle has a clue in each
+/// of them. A row's a and b go together, and so do the rows linked by a
+/// column or box where one has a and the other b, so the sets are the
+/// classes of rows under those links. A random grid has about 9
+/// rectangles alone; a removal pass keeps about a quarter of its clues
+/// because their removal would leave one of the rectangles empty, which a
+/// mask test finds without a search.
+struct Unavoidable {
+    /// Each set's cells (bit i = cell i).
+    sets: [u128; MAX_UNAVOIDABLE],
+    len: usize,
+    /// The solution's cells of each digit, by digit.
+    digit_cells: [u128; 10],
+}
+
+impl Unavoidable {
+    /// The unavoidable sets of two digits of `solution`, a valid solution
+    /// grid.
+    fn of(solution: &Grid) -> Unavoidable {
+        // The column of each digit in each row, the row of each digit in
+        // each column and in each box.
+        let mut col_of = [[0u8; 10]; 9];
+        let mut row_in_col = [[0u8; 10]; 9];
+        let mut row_in_box = [[0u8; 10]; 9];
+        for (i, &d) in solution.0.iter().enumerate() {
+            let (r, c, d) = (i / 9, i % 9, usize::from(d) % 10);
+            col_of[r][d] = c as u8;
+            row_in_col[c][d] = r as u8;
+            row_in_box[r / 3 * 3 + c / 3][d] = r as u8;
+        }
+        let mut found = Unavoidable {
+            sets: [0; MAX_UNAVOIDABLE],
+            len: 0,
+            digit_cells: [0; 10],
+        };
+        for (i, &d) in solution.0.iter().enumerate() {
+            found.digit_cells[usize::from(d) % 10] |= 1 << i;
+        }
+        for a in 1..=9usize {
+            for b in a + 1..=9usize {
+                // Each row linked to the row with b in the column, and in
+                // the box, of its a: both links are permutations of the
+                // rows, so following them forward reaches the whole class.
+                let mut link = [0u16; 9];
+                for (r, l) in link.iter_mut().enumerate() {
+                    let c = usize::from(col_of[r][a]);
+                    *l = 1 << row_in_col[c][b] | 1 << row_in_box[r / 3 * 3 + c / 3][b];
+                }
+                let mut left = 0x1ffu16;
+                while left != 0 {
+                    let mut rows = left & left.wrapping_neg();
+                    loop {
+                        let mut next = rows;
+                        let mut m = rows;
+                        while m != 0 {
+                            next |= link[m.trailing_zeros() as usize];
+                            m &= m - 1;
+                        }
+                        if next == rows {
+                            break;
+                        }
+                        rows = next;
+                    }
+                    left &= !rows;
+                    // Larger sets are seldom left without a clue.
+                    if rows.count_ones() > MAX_UNAVOIDABLE_ROWS || found.len == MAX_UNAVOIDABLE {
+                        continue;
+                    }
+                    let mut set = 0u128;
+                    let mut m = rows;
+                    while m != 0 {
+                        let r = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        set |= 1 << (r * 9 + usize::from(col_of[r][a]))
+                            | 1 << (r * 9 + usize::from(col_of[r][b]));
+                    }
+                    found.sets[found.len] = set;
+                    found.len += 1;
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether some set has none of the cells set in `clues`.
+    #[inline]
+    fn missed(&self, clues: u128) -> bool {
+        self.sets[..self.len].iter().any(|&u| u & clues == 0)
+    }
+
+    /// Whether the blank cell `c`, whose digit in the solution is `d`, is
+    /// the only cell of its row, column or box where `d` can go, given the
+    /// clues set in `clues`: then every solution puts `d` there.
+    #[inline]
+    fn hidden_single(&self, clues: u128, c: usize, d: u8) -> bool {
+        let mut seen = 0u128;
+        let mut givens = self.digit_cells[usize::from(d) % 10] & clues;
+        while givens != 0 {
+            seen |= PEERS[givens.trailing_zeros() as usize];
+            givens &= givens - 1;
+        }
+        let open = ALL_CELLS & !clues & !seen;
+        let [row, col, bx] = UNITS[c];
+        open & row == 1 << c || open & col == 1 << c || open & bx == 1 << c
+    }
+}
+
 /// Clues a puzzle keeps before its removals are checked one by one: the
 /// orbits removed first, down to this many clues, go without a check, and
 /// one check of the result stands for all of theirs (a superset of a unique
-/// puzzle is unique, so each of those checks would have passed). Nearly
-/// every 45-clue subset of a solution is unique; when one is not, the
-/// attempt goes back and checks every removal, so the puzzle made is the
-/// same either way.
+/// puzzle is unique, so each of those checks would have passed). About 40%
+/// of the 45-clue subsets of a solution are not unique; then halving finds
+/// the orbit whose removal lost uniqueness (5 or 6 counts of an easy
+/// puzzle, where checking the 36 removals one by one cost 36 searches), so
+/// the puzzle made is the same either way.
 const UNCHECKED_DOWN_TO: u8 = 45;
 
 /// A random solution grid.
@@ -298,7 +470,10 @@ pub fn attempt(
     rng: &mut Rng,
 ) -> Option<Candidate> {
     let solution = solution_grid(solver, rng);
+    let sets = Unavoidable::of(&solution);
     let mut puzzle = solution;
+    // Bit i: cell i is a clue.
+    let mut mask = ALL_CELLS;
     let mut clues = CELLS as u8;
     let mut order = [0u8; CELLS];
     let n = orbits.len();
@@ -306,30 +481,70 @@ pub fn attempt(
         *o = i as u8;
     }
     rng.shuffle(&mut order[..n]);
-    // The unchecked prefix (see UNCHECKED_DOWN_TO).
+    // Unchecked runs (see UNCHECKED_DOWN_TO): the orbits from `start` that
+    // fit above the floor, removed together and checked once; when the
+    // result is not unique, halving finds the first of them whose removal
+    // lost uniqueness (the removals before it kept the puzzle unique, and
+    // removing fewer clues cannot lose it), which one by one would have
+    // been kept, and the next run starts after it.
     let floor = UNCHECKED_DOWN_TO.max(options.min_clues);
+    let blank = |p: &mut Grid, m: &mut u128, run: &[u8]| {
+        for &o in run {
+            for &c in orbits.cells(o as usize) {
+                p.0[c as usize] = 0;
+                *m &= !(1 << c);
+            }
+        }
+    };
     let mut start = 0;
-    while start < n {
-        let cells = orbits.cells(order[start] as usize);
-        if clues < floor + cells.len() as u8 {
+    loop {
+        let (mut end, mut left) = (start, clues);
+        while end < n {
+            let k = orbits.cells(order[end] as usize).len() as u8;
+            if left < floor + k {
+                break;
+            }
+            left -= k;
+            end += 1;
+        }
+        if end == start {
             break;
         }
-        for &c in cells {
-            puzzle.0[c as usize] = 0;
+        let (mut trial, mut trial_mask) = (puzzle, mask);
+        blank(&mut trial, &mut trial_mask, &order[start..end]);
+        if unique(solver, &trial, trial_mask, &sets)? {
+            (puzzle, mask, clues, start) = (trial, trial_mask, left, end);
+            continue;
         }
-        clues -= cells.len() as u8;
-        start += 1;
-    }
-    if start > 0 && !unique(solver, &puzzle)? {
-        (puzzle, clues, start) = (solution, CELLS as u8, 0);
+        // Removing order[start..lo] keeps the puzzle unique,
+        // order[start..hi] does not.
+        let (mut lo, mut hi) = (start, end);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            let (mut trial, mut trial_mask) = (puzzle, mask);
+            blank(&mut trial, &mut trial_mask, &order[start..mid]);
+            if unique(solver, &trial, trial_mask, &sets)? {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        blank(&mut puzzle, &mut mask, &order[start..lo]);
+        for &o in &order[start..lo] {
+            clues -= orbits.cells(o as usize).len() as u8;
+        }
+        start = hi;
     }
     for &o in &order[start..n] {
         let cells = orbits.cells(o as usize);
+        let mut without = mask;
         for &c in cells {
             puzzle.0[c as usize] = 0;
+            without &= !(1 << c);
         }
-        match still_unique(solver, &mut puzzle, cells, &solution)? {
+        match still_unique(solver, &puzzle, without, &sets, cells, &solution)? {
             true => {
+                mask = without;
                 clues -= cells.len() as u8;
                 if clues < options.min_clues {
                     return None;
@@ -345,8 +560,8 @@ pub fn attempt(
     if clues > options.max_clues {
         return None;
     }
-    let minimal =
-        options.symmetry == Symmetry::None || single_clue_minimal(solver, &puzzle, &solution)?;
+    let minimal = options.symmetry == Symmetry::None
+        || single_clue_minimal(solver, &puzzle, mask, &sets, &solution)?;
     Some(Candidate {
         puzzle,
         solution,
@@ -357,7 +572,13 @@ pub fn attempt(
 
 /// Whether no single clue of `puzzle` (unique) can be removed keeping it
 /// unique; `None` when a check ran out of nodes.
-fn single_clue_minimal(solver: &mut Solver, puzzle: &Grid, solution: &Grid) -> Option<bool> {
+fn single_clue_minimal(
+    solver: &mut Solver,
+    puzzle: &Grid,
+    clues: u128,
+    sets: &Unavoidable,
+    solution: &Grid,
+) -> Option<bool> {
     let mut p = *puzzle;
     for c in 0..CELLS {
         let d = p.0[c];
@@ -365,7 +586,8 @@ fn single_clue_minimal(solver: &mut Solver, puzzle: &Grid, solution: &Grid) -> O
             continue;
         }
         p.0[c] = 0;
-        let still = still_unique(solver, &mut p, &[c as u8], solution)?;
+        let without = clues & !(1 << c);
+        let still = still_unique(solver, &p, without, sets, &[c as u8], solution)?;
         p.0[c] = d;
         if still {
             return Some(false);
@@ -409,6 +631,54 @@ mod tests {
             seen.insert(g);
         }
         assert_eq!(seen.len(), 200);
+    }
+
+    #[test]
+    fn unavoidable_sets_are_swaps_to_other_solutions_and_hold_every_rectangle() {
+        let mut solver = Solver::new(&Grid::EMPTY, 1);
+        let mut seen = 0;
+        for i in 0..40 {
+            let g = solution_grid(&mut solver, &mut Rng::for_attempt(5, i, 0));
+            let found = Unavoidable::of(&g);
+            let sets = &found.sets[..found.len];
+            for &set in sets {
+                let cells: Vec<usize> = (0..CELLS).filter(|&c| set >> c & 1 == 1).collect();
+                let mut digits: Vec<u8> = cells.iter().map(|&c| g.0[c]).collect();
+                digits.sort_unstable();
+                digits.dedup();
+                assert_eq!(digits.len(), 2, "{g} {set:#x}");
+                assert!(cells.len() <= 2 * MAX_UNAVOIDABLE_ROWS as usize);
+                let mut other = g;
+                for &c in &cells {
+                    other.0[c] = if g.0[c] == digits[0] {
+                        digits[1]
+                    } else {
+                        digits[0]
+                    };
+                }
+                assert!(other.is_valid_solution(), "{g} {set:#x}");
+            }
+            // Every rectangle, by brute force.
+            for r1 in 0..9 {
+                for r2 in r1 + 1..9 {
+                    for c1 in 0..9 {
+                        for c2 in c1 + 1..9 {
+                            let at = |r: usize, c: usize| g.0[r * 9 + c];
+                            let two_boxes = r1 / 3 == r2 / 3 || c1 / 3 == c2 / 3;
+                            if two_boxes && at(r1, c1) == at(r2, c2) && at(r1, c2) == at(r2, c1) {
+                                let rect: u128 = 1 << (r1 * 9 + c1)
+                                    | 1 << (r1 * 9 + c2)
+                                    | 1 << (r2 * 9 + c1)
+                                    | 1 << (r2 * 9 + c2);
+                                assert!(sets.contains(&rect), "{g} r{r1} r{r2} c{c1} c{c2}");
+                                seen += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen > 100, "{seen} rectangles");
     }
 
     #[test]

@@ -284,6 +284,14 @@ impl Cands {
         (changed & !(1 << d)) << base
     }
 
+    /// Takes digit `d` (0-based) from the candidates of cell `x` of
+    /// `band`, an unsolved cell (a placed one must keep its digit).
+    #[inline]
+    pub(crate) fn rule_out(&mut self, band: usize, x: usize, d: usize) {
+        debug_assert!(self.unsolved[band] & (1 << x) != 0);
+        self.cand[9 * band + d] &= !(1u32 << x);
+    }
+
     /// How many peers of cell `x` of `band` still have digit `d` (0-based)
     /// as a candidate.
     #[inline(always)]

@@ -143,6 +143,28 @@ impl Solver {
         self.started = false;
     }
 
+    /// Starts a search of `puzzle` for up to `max_solutions` solutions
+    /// that do not put `digit` (1-9) in `cell` (0-80), reusing this
+    /// solver's memory as [`Solver::restart`] does. A given `cell` holding
+    /// `digit` leaves no solution; another digit is not ruled out of it.
+    ///
+    /// One search covers every other digit of the cell at once: whether a
+    /// puzzle stays unique once a clue is blanked is whether the blanked
+    /// puzzle has a solution without the clue's digit there.
+    pub fn restart_without(&mut self, puzzle: &Grid, cell: usize, digit: u8, max_solutions: u32) {
+        self.restart_with_rules(puzzle, max_solutions, Rules::DEFAULT);
+        if self.answer.complete || !(1..=9).contains(&digit) || cell >= CELLS {
+            return;
+        }
+        if puzzle.0[cell] == digit {
+            self.answer.complete = true;
+        } else if puzzle.0[cell] == 0 {
+            self.stack[0]
+                .cands
+                .rule_out(cell / 27, cell % 27, usize::from(digit) - 1);
+        }
+    }
+
     /// Runs at most `node_budget` more search nodes (at least 1).
     pub fn resume(&mut self, node_budget: u64) -> Progress {
         if self.rules == Rules::DEFAULT {
@@ -423,6 +445,47 @@ mod tests {
                 assert_eq!(s.answer(), run(&p, limit, u64::MAX), "{text} limit {limit}");
             }
         }
+    }
+
+    #[test]
+    fn restart_without_finds_the_solutions_without_the_digit() {
+        let solved = Grid::from_text(CLASSIC_SOLVED).unwrap();
+        let mut s = Solver::new(&Grid::EMPTY, 1);
+        // Blank cells of a solution, then rule one digit out of one cell:
+        // the answer is the union of the searches with each other digit
+        // placed there.
+        for (blank, cell) in [(40usize, 3usize), (35, 10), (30, 80), (25, 0)] {
+            let mut p = solved;
+            for k in 0..blank {
+                p.0[(k * 37 + 11) % CELLS] = 0;
+            }
+            p.0[cell] = 0;
+            for digit in 1..=9u8 {
+                let mut want = 0;
+                for other in (1..=9u8).filter(|&w| w != digit) {
+                    let mut q = p;
+                    q.0[cell] = other;
+                    want += count_solutions_up_to(&q, 1_000_000);
+                }
+                assert!(want < 1_000_000);
+                s.restart_without(&p, cell, digit, 1_000_000);
+                s.resume(u64::MAX);
+                let a = s.answer();
+                assert!(a.complete);
+                assert_eq!(a.count, want, "blank {blank} cell {cell} digit {digit}");
+                if let Some(g) = a.solution {
+                    assert!(g.is_valid_solution() && p.is_kept_by(&g) && g.0[cell] != digit);
+                }
+            }
+        }
+        // A given: its own digit leaves nothing, another changes nothing.
+        s.restart_without(&solved, 5, solved.0[5], 2);
+        s.resume(u64::MAX);
+        assert_eq!((s.answer().count, s.answer().complete), (0, true));
+        let other = solved.0[5] % 9 + 1;
+        s.restart_without(&solved, 5, other, 2);
+        s.resume(u64::MAX);
+        assert_eq!(s.answer().count, 1);
     }
 
     #[test]
