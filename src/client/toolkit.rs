@@ -660,10 +660,16 @@ pub async fn generate(args: GenerateArgs) -> anyhow::Result<i32> {
         match args.target.output {
             Output::Text => writeln!(out, "{puzzle}")?,
             Output::Jsonl => {
-                let rating = p.rating.as_ref().map(json_rating).unwrap_or_default();
+                // Unrated puzzles (sizes other than 9x9) have no rating
+                // member, and no comma before it.
+                let rating = p
+                    .rating
+                    .as_ref()
+                    .map(|r| format!(",{}", json_rating(r)))
+                    .unwrap_or_default();
                 writeln!(
                     out,
-                    "{{\"index\":{},\"seed\":{},\"puzzle\":\"{puzzle}\",\"solution\":\"{}\",\"clues\":{},\"minimal\":{},\"attempts\":{},{rating}}}",
+                    "{{\"index\":{},\"seed\":{},\"puzzle\":\"{puzzle}\",\"solution\":\"{}\",\"clues\":{},\"minimal\":{},\"attempts\":{}{rating}}}",
                     r.index,
                     r.seed,
                     grid_text(p.solution.as_ref()),

@@ -1,9 +1,10 @@
 //! Puzzles of any size (see [`crate::puzzle::sized`]): a random solution
 //! grid, then clues taken away one at a time in a random order, each kept
 //! only if the puzzle would lose its one solution without it. A puzzle
-//! made to the end is minimal. Each check is a count to two under a node
-//! budget: a check that runs out keeps its clue (the puzzle stays unique,
-//! and is reported not minimal).
+//! made to the end is minimal. Each check tries the other values the
+//! removed cell allows, each with a search for one solution, under one
+//! node budget: a check that runs out keeps its clue (the puzzle stays
+//! unique, and is reported not minimal).
 //!
 //! The maker is a stepper: [`SizedMaker::step`] does one check, so the
 //! service can share a solver thread between it and other work. The same
@@ -16,6 +17,10 @@ use crate::solver::sized::SizedSolver;
 
 /// Nodes one uniqueness check may take before its clue is kept.
 pub const CHECK_NODES: u64 = 20_000;
+
+/// Nodes of a check one [`SizedMaker::step`] runs at most, so that a step
+/// stays short (a few milliseconds on a 25x25 grid) however long the check.
+pub const STEP_NODES: u64 = 256;
 
 /// A puzzle made, with its solution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +44,25 @@ pub struct SizedMaker {
     min_clues: usize,
     clues: usize,
     minimal: bool,
+    /// The check in progress, if any.
+    check: Option<Check>,
+}
+
+/// The check of one removal: a second solution must put another value in
+/// the removed cell, one its peers allow after propagation, so each such
+/// value is tried with a search for one solution. Each try starts more
+/// constrained than a count to two of the whole puzzle, which must exhaust
+/// its tree, and most end in propagation.
+struct Check {
+    cell: usize,
+    /// The clue taken away.
+    kept: u8,
+    /// Values not tried yet.
+    others: u64,
+    /// Nodes left of [`CHECK_NODES`].
+    budget: u64,
+    /// A try is under way in the solver.
+    trying: bool,
 }
 
 /// A random solution grid of `shape`: the sized engine's first solution of
@@ -97,11 +121,17 @@ impl SizedMaker {
             min_clues,
             clues: shape.cells(),
             minimal: true,
+            check: None,
         }
     }
 
-    /// One clue tried: `Some` with the puzzle once every clue has been.
+    /// One step: at most [`STEP_NODES`] nodes of a clue's check; `Some`
+    /// with the puzzle once every clue has been tried (or the floor met).
     pub fn step(&mut self, solver: &mut SizedSolver) -> Option<SizedPuzzle> {
+        if let Some(check) = self.check.take() {
+            self.go_on(solver, check);
+            return None;
+        }
         if let Some(&cell) = self.order.get(self.next)
             && self.clues > self.min_clues
         {
@@ -109,15 +139,22 @@ impl SizedMaker {
             let kept = self.puzzle.values()[cell];
             self.puzzle.values_mut()[cell] = 0;
             solver.restart(&self.puzzle, 2);
-            solver.resume(CHECK_NODES);
-            let a = solver.answer();
-            if a.complete && a.count == 1 {
-                self.clues -= 1;
+            if solver.resume(1) == Progress::Done {
+                let unique = solver.answer().count == 1;
+                self.decide(cell, kept, Some(unique));
+            } else if solver.placed(cell) != 0 {
+                // Paused after the root, so the board is the root's
+                // fixpoint: a cell placed there is forced, to `kept`.
+                self.decide(cell, kept, Some(true));
             } else {
-                if !a.complete {
-                    self.minimal = false;
-                }
-                self.puzzle.values_mut()[cell] = kept;
+                let check = Check {
+                    cell,
+                    kept,
+                    others: solver.candidates(cell) & !(1u64 << (kept - 1)),
+                    budget: CHECK_NODES - 1,
+                    trying: false,
+                };
+                self.go_on(solver, check);
             }
             return None;
         }
@@ -127,6 +164,56 @@ impl SizedMaker {
             clues: self.clues,
             minimal: self.minimal && self.next == self.order.len(),
         })
+    }
+
+    /// Runs `check` on (its current try, or the next value) for up to
+    /// [`STEP_NODES`] nodes; decides the clue when the check is over.
+    fn go_on(&mut self, solver: &mut SizedSolver, mut check: Check) {
+        let cell = check.cell;
+        if !check.trying {
+            if check.others == 0 {
+                return self.decide(cell, check.kept, Some(true));
+            }
+            if check.budget == 0 {
+                return self.decide(cell, check.kept, None);
+            }
+            let v = check.others.trailing_zeros() as u8 + 1;
+            check.others &= check.others - 1;
+            self.puzzle.values_mut()[cell] = v;
+            solver.restart(&self.puzzle, 1);
+            self.puzzle.values_mut()[cell] = 0;
+            check.trying = true;
+        }
+        let before = solver.answer().stats.nodes;
+        let progress = solver.resume(check.budget.min(STEP_NODES));
+        let a = solver.answer();
+        check.budget = check.budget.saturating_sub(a.stats.nodes - before);
+        if a.count > 0 {
+            return self.decide(cell, check.kept, Some(false));
+        }
+        if progress == Progress::Done {
+            check.trying = false;
+            if check.others == 0 {
+                return self.decide(cell, check.kept, Some(true));
+            }
+        } else if check.budget == 0 {
+            return self.decide(cell, check.kept, None);
+        }
+        self.check = Some(check);
+    }
+
+    /// Takes the clue away for good when the puzzle stays unique without
+    /// it; puts it back otherwise (`None`: not known, so not minimal).
+    fn decide(&mut self, cell: usize, kept: u8, unique: Option<bool>) {
+        match unique {
+            Some(true) => self.clues -= 1,
+            _ => {
+                if unique.is_none() {
+                    self.minimal = false;
+                }
+                self.puzzle.values_mut()[cell] = kept;
+            }
+        }
     }
 
     /// Makes the whole puzzle.

@@ -22,7 +22,9 @@ use super::cors::{Cors, Origins};
 use super::deadlines::Deadlines;
 use super::grpc_web::GrpcWeb;
 use super::web_page::WebPage;
-use crate::service::{SOLVE_BATCH_PATH, SOLVE_STREAM_PATH, Share, Tenant};
+use crate::service::{
+    SOLVE_BATCH_PATH, SOLVE_PATH, SOLVE_STREAM_PATH, Share, Tenant, VALIDATE_PATH,
+};
 
 /// How old a connection must be before a drain sends it GOAWAY (see
 /// `Connection::serve`).
@@ -189,9 +191,13 @@ where
     fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(self.tenant);
-        // Only the streams' handlers charge the messages they hold; the
-        // other routes are spared the extension's allocation.
-        if matches!(parts.uri.path(), SOLVE_BATCH_PATH | SOLVE_STREAM_PATH) {
+        // Only the streams' handlers charge the messages they hold, and
+        // Solve and Validate the solvers of grids other than 9x9 they keep
+        // paused; the other routes are spared the extension's allocation.
+        if matches!(
+            parts.uri.path(),
+            SOLVE_BATCH_PATH | SOLVE_STREAM_PATH | SOLVE_PATH | VALIDATE_PATH
+        ) {
             parts.extensions.insert(self.share.clone());
         }
         let body = Metered::new(body, self.share.clone(), self.max_message);

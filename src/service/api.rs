@@ -10,7 +10,7 @@ use futures::{FutureExt, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
-use super::budget::Share;
+use super::budget::{Charge, Purpose, Share};
 use super::convert::{
     AnyGrid, Form, Job, SizedJob, cells_to_pb, conflicts_to_pb, deadline_of, parse_any,
     parse_candidates, parse_generate, parse_grid, parse_limit, rating_to_pb, read_any, read_grid,
@@ -29,12 +29,14 @@ use crate::telemetry::traces;
 
 impl Sudoku {
     /// Answers one Solve request: refuses it while draining, validates it,
-    /// takes a permit (or sheds the call) and solves it.
+    /// takes a permit (or sheds the call) and solves it; a grid other than
+    /// 9x9 also takes its solver's footprint from `share`.
     pub(super) async fn solve_unary(
         &self,
         request: &pb::SolveRequest,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<&Share>,
     ) -> Result<pb::Solution, Failure> {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
@@ -52,8 +54,9 @@ impl Sudoku {
                     .await
             }
             AnyGrid::Sized(grid, form) => {
+                let charge = sized_charge(share, &grid)?;
                 let job = SizedJob { grid, form, limit };
-                self.solve_sized(job, deadline, tenant).await
+                self.solve_sized(job, deadline, tenant, charge).await
             }
         }
     }
@@ -67,6 +70,7 @@ impl Sudoku {
         current: Option<&pb::Grid>,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<&Share>,
     ) -> Result<pb::ValidateResponse, Failure> {
         let current = match current {
             None => None,
@@ -121,12 +125,13 @@ impl Sudoku {
                 .permits
                 .try_acquire()
                 .map_err(|_| Failure::Overloaded)?;
+            let charge = sized_charge(share, &puzzle)?;
             let job = SizedJob {
                 grid: puzzle,
                 form,
                 limit: 2,
             };
-            let answer = self.solve_sized(job, deadline, tenant).await?;
+            let answer = self.solve_sized(job, deadline, tenant, charge).await?;
             response.solvable = answer.solution_count > 0;
             match pb::Outcome::try_from(answer.outcome) {
                 Ok(pb::Outcome::Solved) => {
@@ -168,6 +173,7 @@ impl Sudoku {
         request: &pb::ValidateRequest,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<&Share>,
     ) -> Result<pb::ValidateResponse, Failure> {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
@@ -176,7 +182,14 @@ impl Sudoku {
             AnyGrid::Nine(puzzle, form) => (puzzle, form),
             AnyGrid::Sized(puzzle, form) => {
                 return self
-                    .validate_sized(puzzle, form, request.current.as_ref(), deadline, tenant)
+                    .validate_sized(
+                        puzzle,
+                        form,
+                        request.current.as_ref(),
+                        deadline,
+                        tenant,
+                        share,
+                    )
                     .await;
             }
         };
@@ -384,9 +397,10 @@ impl SudokuService for Sudoku {
         let deadline = deadline_of(request.metadata());
         let tenant = tenant_of(&request);
         let span = traces::call_span("Solve", request.metadata());
+        let share = request.extensions().get::<Share>();
         let answer = async {
             let solution = self
-                .solve_unary(request.get_ref(), deadline, tenant)
+                .solve_unary(request.get_ref(), deadline, tenant, share)
                 .await?;
             record_solution(&tracing::Span::current(), &solution);
             Ok(pb::SolveResponse {
@@ -404,9 +418,10 @@ impl SudokuService for Sudoku {
         request: Request<pb::ValidateRequest>,
     ) -> Result<Response<pb::ValidateResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let share = request.extensions().get::<Share>();
         self.unary(
             traces::call_span("Validate", request.metadata()),
-            self.validate_unary(request.get_ref(), deadline, tenant),
+            self.validate_unary(request.get_ref(), deadline, tenant, share),
         )
         .await
     }
@@ -488,6 +503,23 @@ impl SudokuService for Sudoku {
     }
 
     // --- end of SolveStream ----------------------------------------------
+}
+
+/// What a unary search of a grid other than 9x9 holds in the connection's
+/// `share` of the request budget (its `Messages` pool, as SolveBatch
+/// messages): its solver's footprint, taken now or the call is shed as
+/// over-budget work is (RESOURCE_EXHAUSTED, OVERLOADED). The search grows it
+/// when its solver outgrows it (see `SizedSearch`). No share (a service
+/// without the server's connections): nothing to charge.
+fn sized_charge(share: Option<&Share>, grid: &SizedGrid) -> Result<Option<Charge>, Failure> {
+    let Some(share) = share else {
+        return Ok(None);
+    };
+    let bytes = crate::solver::sized::SizedSolver::footprint(grid.shape().cells());
+    share
+        .try_charge(Purpose::Messages, bytes)
+        .map(Some)
+        .ok_or(Failure::Overloaded)
 }
 
 /// Records a unary search's answer on `span`: its outcome and the work it

@@ -198,6 +198,22 @@ impl Charge {
         }
     }
 
+    /// Grows this charge to `bytes` if the connection's share and the
+    /// server's budget have the difference free now; false (holding what it
+    /// held) when they have not.
+    pub fn try_grow_to(&mut self, bytes: usize) -> bool {
+        if bytes <= self.bytes {
+            return true;
+        }
+        match self.share.try_charge(self.purpose, bytes - self.bytes) {
+            Some(more) => {
+                self.absorb(more);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Adds what `other` holds (of the same share and pool) to this charge.
     pub fn absorb(&mut self, mut other: Charge) {
         debug_assert!(Arc::ptr_eq(&self.share.0, &other.share.0) && self.purpose == other.purpose);

@@ -54,6 +54,13 @@ pub const SOLVE_BATCH_PATH: &str = "/sudoku.v1.SudokuService/SolveBatch";
 /// messages do.
 pub const SOLVE_STREAM_PATH: &str = "/sudoku.v1.SudokuService/SolveStream";
 
+/// The path of Solve, whose searches of grids other than 9x9 hold their
+/// solver in the connection's [`Share`] while paused.
+pub const SOLVE_PATH: &str = "/sudoku.v1.SudokuService/Solve";
+
+/// The path of Validate, which counts solutions as Solve does.
+pub const VALIDATE_PATH: &str = "/sudoku.v1.SudokuService/Validate";
+
 /// Limits the service applies to every call.
 #[derive(Debug, Clone)]
 pub struct Limits {

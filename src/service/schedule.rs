@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
+use super::budget::Charge;
 use super::convert::{
     AnyGrid, GeneratePlan, Job, SizedJob, generated_to_pb, outcome, outcome_of, parse_any,
     parse_limit, sized_answer_to_pb, sized_generated_to_pb, to_pb,
@@ -98,6 +99,7 @@ impl Sudoku {
         job: SizedJob,
         deadline: Option<Instant>,
         tenant: Tenant,
+        charge: Option<Charge>,
     ) -> Result<pb::Solution, Failure> {
         let (reply, replied) = oneshot::channel();
         self.shared.pool.submit(
@@ -105,6 +107,7 @@ impl Sudoku {
             Box::new(SizedSearch {
                 shared: self.shared.clone(),
                 job,
+                charge,
                 solver: None,
                 elapsed: None,
                 deadline,
@@ -186,6 +189,9 @@ impl Work for RestOfSearch {
 struct SizedSearch {
     shared: Arc<Shared>,
     job: SizedJob,
+    /// What the search holds of its connection's share, grown to its
+    /// solver's heap bytes whenever it pauses (none: not charged).
+    charge: Option<Charge>,
     /// The search between turns (none before the first).
     solver: Option<Box<SizedSolver>>,
     /// Solving time so far; none before the first turn.
@@ -215,6 +221,18 @@ impl Work for SizedSearch {
             &cancelled,
             turn,
         );
+        // A paused solver stays in memory until its next turn: its bytes
+        // must be charged, or the search ends as over-budget work does.
+        let searched = match (searched, self.charge.as_mut()) {
+            (ItemTurn::Paused(elapsed), Some(charge)) => {
+                if charge.try_grow_to(solver.heap_bytes()) {
+                    ItemTurn::Paused(elapsed)
+                } else {
+                    ItemTurn::Answered(Err(Failure::Overloaded))
+                }
+            }
+            (searched, _) => searched,
+        };
         match searched {
             ItemTurn::Paused(elapsed) => {
                 self.elapsed = Some(elapsed);

@@ -77,6 +77,12 @@ pub struct SizedSolver {
     trail: Vec<(u32, u64)>,
     frames: Vec<Frame>,
     queue: Vec<(u16, u8)>,
+    /// Units (bit u of 3N) whose cells changed since hidden singles last
+    /// looked at them; the others cannot hold a new one.
+    hs_dirty: [u64; 3],
+    /// The same for box-line reasoning (a box for pointing, a row or
+    /// column for claiming).
+    bl_dirty: [u64; 3],
     solution: Vec<u8>,
     has_solution: bool,
     limit: u32,
@@ -98,6 +104,8 @@ impl SizedSolver {
             trail: Vec::new(),
             frames: Vec::new(),
             queue: Vec::new(),
+            hs_dirty: [0; 3],
+            bl_dirty: [0; 3],
             solution: Vec::new(),
             has_solution: false,
             limit: 1,
@@ -140,21 +148,47 @@ impl SizedSolver {
         self.words.clear();
         self.words.resize(2 * cells + 3 * n + 1, 0);
         self.trail.clear();
-        self.trail.reserve(cells * 4);
+        self.trail.reserve(trail_reserve(cells));
         self.frames.clear();
         self.frames.reserve(cells + 1);
         self.queue.clear();
         self.queue.reserve(2 * cells);
         self.solution.clear();
         self.solution.resize(cells, 0);
+        // From a larger shape: give back what this one does not use.
+        self.units.shrink_to_fit();
+        self.words.shrink_to_fit();
+        self.trail.shrink_to(trail_reserve(cells));
+        self.frames.shrink_to(cells + 1);
+        self.queue.shrink_to(2 * cells);
+        self.solution.shrink_to_fit();
     }
 
     /// About what a solver for grids of `cells` cells allocates when it
     /// takes that shape: its unit tables, candidate words, trail, branch
-    /// frames, queue and solution (117 bytes a cell, rounded up). The trail
-    /// can grow past its reservation on a long path; this is the floor.
+    /// frames, queue and solution (117 bytes a cell, rounded up, and a few
+    /// hundred for the smallest grids' tables). The trail can grow past its
+    /// reservation on a long path ([`SizedSolver::heap_bytes`]); this is
+    /// what a solver holds between searches.
     pub fn footprint(cells: usize) -> usize {
-        cells.saturating_mul(128)
+        cells.saturating_mul(128).saturating_add(256)
+    }
+
+    /// The bytes this solver holds on the heap now: its tables, board,
+    /// trail, frames, queue and solution, at their capacities. The trail
+    /// grows with the search's depth (a word logged per change on the
+    /// current path, up to about N + 6 per cell), so a deep search holds
+    /// more than [`SizedSolver::footprint`]; [`SizedSolver::restart`] gives
+    /// such a trail back.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.units.capacity() * size_of::<u16>()
+            + self.cell_units.capacity() * size_of::<[u16; 3]>()
+            + self.words.capacity() * size_of::<u64>()
+            + self.trail.capacity() * size_of::<(u32, u64)>()
+            + self.frames.capacity() * size_of::<Frame>()
+            + self.queue.capacity() * size_of::<(u16, u8)>()
+            + self.solution.capacity()
     }
 
     /// Starts a new search in this solver, as [`SizedSolver::new`] would,
@@ -169,8 +203,16 @@ impl SizedSolver {
         self.words[cells..].fill(0);
         self.words[2 * cells + 3 * n] = cells as u64;
         self.trail.clear();
+        if self.trail.capacity() > 2 * trail_reserve(cells) {
+            // A deep search left a long trail: back to the reservation, so a
+            // solver between searches holds its footprint.
+            self.trail = Vec::with_capacity(trail_reserve(cells));
+        }
         self.frames.clear();
         self.queue.clear();
+        // The root looks at every unit once.
+        self.hs_dirty = units_mask(3 * n);
+        self.bl_dirty = self.hs_dirty;
         let mut ok = true;
         for (i, &v) in puzzle.values().iter().enumerate() {
             if usize::from(v) > n {
@@ -261,6 +303,10 @@ impl SizedSolver {
                 self.words[i as usize] = old;
             }
         }
+        // Back at a branch point, which propagation left at its fixpoint:
+        // no unit has anything new until the guess goes in.
+        self.hs_dirty = [0; 3];
+        self.bl_dirty = [0; 3];
         self.queue.clear();
         self.queue.push((cell, v));
         true
@@ -269,6 +315,26 @@ impl SizedSolver {
     /// What the search has found so far.
     pub fn answer(&self) -> SizedAnswer {
         self.answer
+    }
+
+    /// The candidates of `cell` on the board as it stands (0 once placed):
+    /// after a first [`SizedSolver::resume`] of one node that paused, those
+    /// the root's propagation left.
+    pub fn candidates(&self, cell: usize) -> u64 {
+        if cell < self.cells {
+            self.words[cell]
+        } else {
+            0
+        }
+    }
+
+    /// The value placed in `cell` on the board as it stands, 0 if open.
+    pub fn placed(&self, cell: usize) -> u8 {
+        if cell < self.cells {
+            self.value_of(cell) as u8
+        } else {
+            0
+        }
     }
 
     /// The first solution found, if any.
@@ -289,6 +355,16 @@ impl SizedSolver {
         self.words[i] = w;
     }
 
+    /// Marks the three units of `cell` as changed.
+    #[inline(always)]
+    fn touch(&mut self, cell: usize) {
+        for u in self.cell_units[cell] {
+            let (w, b) = (usize::from(u) >> 6, 1u64 << (u & 63));
+            self.hs_dirty[w] |= b;
+            self.bl_dirty[w] |= b;
+        }
+    }
+
     #[inline(always)]
     fn value_of(&self, cell: usize) -> u64 {
         self.words[self.cells + 3 * self.n + cell]
@@ -307,6 +383,7 @@ impl SizedSolver {
             return Err(Dead);
         }
         self.set(cell, left);
+        self.touch(cell);
         if left & (left - 1) == 0 {
             self.queue
                 .push((cell as u16, left.trailing_zeros() as u8 + 1));
@@ -340,6 +417,7 @@ impl SizedSolver {
         }
         self.set(cells + 3 * n + cell, u64::from(v));
         self.set(cell, 0);
+        self.touch(cell);
         let open = 2 * cells + 3 * n;
         let left = self.words[open] - 1;
         self.set(open, left);
@@ -367,7 +445,8 @@ impl SizedSolver {
         let (n, cells) = (self.n, self.cells);
         let full = full(n);
         let mut found = false;
-        for u in 0..3 * n {
+        let dirty = std::mem::take(&mut self.hs_dirty);
+        for u in Units(dirty) {
             let done = self.words[cells + u];
             if done == full {
                 continue;
@@ -406,7 +485,8 @@ impl SizedSolver {
         let stacks = n / bc;
         let mut changed = false;
         let mut seg = [0u64; 64];
-        for b in 0..n {
+        let dirty = std::mem::take(&mut self.bl_dirty);
+        for b in Units(dirty).skip_while(|&u| u < 2 * n).map(|u| u - 2 * n) {
             let (r0, c0) = (b / stacks * br, b % stacks * bc);
             // Pointing along rows: the box's row segments.
             let (mut once, mut twice) = (0u64, 0u64);
@@ -442,7 +522,7 @@ impl SizedSolver {
             }
         }
         // Claiming from rows: a row's segments, one per box it crosses.
-        for r in 0..n {
+        for r in Units(dirty).take_while(|&u| u < n) {
             let (mut once, mut twice) = (0u64, 0u64);
             for (s, out) in seg.iter_mut().enumerate().take(stacks) {
                 let at = r * n + s * bc;
@@ -464,7 +544,11 @@ impl SizedSolver {
         }
         // Claiming from columns.
         let bands = n / br;
-        for c in 0..n {
+        for c in Units(dirty)
+            .skip_while(|&u| u < n)
+            .take_while(|&u| u < 2 * n)
+            .map(|u| u - n)
+        {
             let (mut once, mut twice) = (0u64, 0u64);
             for (t, out) in seg.iter_mut().enumerate().take(bands) {
                 *out = (0..br).fold(0, |a, i| a | self.words[(t * br + i) * n + c]);
@@ -532,6 +616,46 @@ impl SizedSolver {
             return Node::Dead;
         }
         Node::Branch(best)
+    }
+}
+
+/// Trail entries reserved for a grid of `cells` cells.
+fn trail_reserve(cells: usize) -> usize {
+    cells * 4
+}
+
+/// Units 0..count as a unit set.
+fn units_mask(count: usize) -> [u64; 3] {
+    let mut m = [0u64; 3];
+    for (i, w) in m.iter_mut().enumerate() {
+        let lo = i * 64;
+        *w = if count >= lo + 64 {
+            u64::MAX
+        } else if count > lo {
+            (1u64 << (count - lo)) - 1
+        } else {
+            0
+        };
+    }
+    m
+}
+
+/// The units of a unit set, in increasing order.
+struct Units([u64; 3]);
+
+impl Iterator for Units {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        for (i, w) in self.0.iter_mut().enumerate() {
+            if *w != 0 {
+                let b = w.trailing_zeros() as usize;
+                *w &= *w - 1;
+                return Some(i * 64 + b);
+            }
+        }
+        None
     }
 }
 
@@ -640,6 +764,27 @@ mod tests {
                 assert_eq!(s.resume(slice), Progress::Done);
             }
         }
+    }
+
+    #[test]
+    fn a_solver_between_searches_holds_its_footprint() {
+        for shape in shapes() {
+            let s = SizedSolver::new(&SizedGrid::empty(shape), 1);
+            assert!(
+                s.heap_bytes() <= SizedSolver::footprint(shape.cells()),
+                "{shape}: {} bytes",
+                s.heap_bytes()
+            );
+        }
+        // A blank 64x64 grid solved: every cell placed on one path, so the
+        // trail outgrows its reservation; a restart gives it back.
+        let big = Shape::new(8, 8).unwrap();
+        let mut s = SizedSolver::new(&SizedGrid::empty(big), 1);
+        s.resume(u64::MAX);
+        assert_eq!(s.answer().count, 1);
+        assert!(s.heap_bytes() > SizedSolver::footprint(big.cells()));
+        s.restart(&SizedGrid::empty(big), 1);
+        assert!(s.heap_bytes() <= SizedSolver::footprint(big.cells()));
     }
 
     #[test]

@@ -194,3 +194,104 @@ async fn unread_answers_larger_than_their_requests_do_not_pin_server_memory() {
     report(test, &s);
     assert_held(test, &s);
 }
+
+/// Solve calls of a blank 64x64 grid, counting to a million, on
+/// `SIEGE_CONNECTIONS` connections of `SIEGE_CALLS` calls each, all at
+/// once, each with a deadline of `SIEGE_SECS`: searches that run for many
+/// turns and go as deep as the grid, so that each paused solver, with its
+/// trail, holds about 4.4 MB (in slices of 2,000 nodes, after its first).
+/// The budget bounds them: a call whose solver the connection's share
+/// cannot hold is shed (RESOURCE_EXHAUSTED), and so is one whose paused
+/// solver outgrows its charge. Meanwhile ordinary 9x9 Solve calls on
+/// another connection must all succeed, and the server's peak RSS must stay
+/// under [`PAUSED_RSS_BOUND_KB`] (unbounded, the 64 solvers would hold
+/// over 280 MB).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_large_grid_searches_do_not_pin_server_memory() {
+    const SIEGE_CONNECTIONS: usize = 8;
+    const SIEGE_CALLS: usize = 8;
+    const SIEGE_SECS: u64 = 10;
+    /// The budget's half for held messages and solvers (32 MiB by
+    /// default), the solvers running and kept on the two solver threads
+    /// (4.4 MB each) and the server itself.
+    const PAUSED_RSS_BOUND_KB: u64 = 96 << 10;
+    let server = BinaryServer::spawn(&["--slice-nodes", "2000", "--workers", "2"]).await;
+    let mut client = SudokuServiceClient::new(server.channel().await);
+    solve_classic(&mut client)
+        .await
+        .expect("a first Solve call");
+    let blank = pb::SolveRequest {
+        puzzle: Some(pb::Grid {
+            cells: vec![0; 64 * 64],
+            box_rows: 8,
+            box_cols: 8,
+            ..Default::default()
+        }),
+        options: Some(pb::SolveOptions {
+            mode: pb::SolveMode::Count as i32,
+            max_solutions: 1_000_000,
+        }),
+    };
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..SIEGE_CONNECTIONS {
+        let attacker = SudokuServiceClient::new(server.channel().await);
+        for _ in 0..SIEGE_CALLS {
+            let (mut attacker, blank) = (attacker.clone(), blank.clone());
+            calls.spawn(async move {
+                let mut request = tonic::Request::new(blank);
+                request.set_timeout(Duration::from_secs(SIEGE_SECS));
+                match tokio::time::timeout(
+                    Duration::from_secs(SIEGE_SECS + 5),
+                    attacker.solve(request),
+                )
+                .await
+                {
+                    Err(_) => None,
+                    Ok(Ok(_)) => Some(tonic::Code::Ok),
+                    Ok(Err(status)) => Some(status.code()),
+                }
+            });
+        }
+    }
+    let (mut legit_ok, mut legit_failed) = (0, Vec::new());
+    let mut codes = std::collections::BTreeMap::new();
+    let mut count = |joined: Result<Option<tonic::Code>, _>| {
+        *codes
+            .entry(format!("{:?}", joined.expect("an attack call")))
+            .or_insert(0) += 1;
+    };
+    while !calls.is_empty() {
+        match solve_classic(&mut client).await {
+            Ok(()) => legit_ok += 1,
+            Err(e) => legit_failed.push(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        while let Some(joined) = calls.try_join_next() {
+            count(joined);
+        }
+    }
+    let peak = server.status_kb("VmHWM");
+    println!(
+        "paused_large_grid_searches_do_not_pin_server_memory: {} calls, answers {codes:?}; \
+         server peak RSS {} MiB (bound {} MiB); legit Solve calls ok {legit_ok}, failed {}",
+        SIEGE_CONNECTIONS * SIEGE_CALLS,
+        peak >> 10,
+        PAUSED_RSS_BOUND_KB >> 10,
+        legit_failed.len()
+    );
+    assert!(
+        legit_failed.is_empty(),
+        "ordinary calls failed during the siege: {legit_failed:?}"
+    );
+    assert!(legit_ok > 0, "no ordinary call was made");
+    assert!(
+        codes.contains_key("Some(ResourceExhausted)"),
+        "the budget never pushed back: {codes:?}"
+    );
+    assert!(
+        peak < PAUSED_RSS_BOUND_KB,
+        "server peak RSS {} MiB, over the {} MiB bound ({codes:?})",
+        peak >> 10,
+        PAUSED_RSS_BOUND_KB >> 10
+    );
+}
