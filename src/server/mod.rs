@@ -22,6 +22,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -126,6 +127,17 @@ impl Prepared {
     pub async fn serve(
         self,
         signal: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        self.serve_until(Box::pin(signal)).await
+    }
+
+    /// [`Prepared::serve`] with the signal boxed. Not generic, so the
+    /// library compiles the server's whole stack (routes, hyper, TLS) once;
+    /// a generic `serve` made every caller's crate (the server binary, the
+    /// integration tests) compile its own copy for its own signal type.
+    async fn serve_until(
+        self,
+        signal: Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
     ) -> anyhow::Result<()> {
         let Prepared {
             config,
