@@ -33,14 +33,23 @@ const SHAPES: [(usize, usize); 14] = [
 ];
 
 /// A puzzle of `shape` with one solution: made by the sized maker, clue
-/// removal stopped at 60% of the cells (80% above 25x25, to keep the test
-/// short).
-fn puzzle(shape: Shape, salt: usize) -> SizedGrid {
-    let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
-    let floor = shape.cells() * if shape.side() > 25 { 4 } else { 3 } / 5;
-    SizedMaker::new(&mut solver, shape, 11, salt as u64, floor)
-        .run(&mut solver)
-        .puzzle
+/// removal stopped at 60% of the cells (90% above 25x25, to keep the test
+/// short), once per shape and shared by every test of this binary.
+fn puzzle(shape: Shape) -> SizedGrid {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static MADE: OnceLock<Mutex<HashMap<Shape, SizedGrid>>> = OnceLock::new();
+    let mut made = MADE.get_or_init(Default::default).lock().unwrap();
+    made.entry(shape)
+        .or_insert_with(|| {
+            let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+            let floor = shape.cells() * if shape.side() > 25 { 9 } else { 6 } / 10;
+            let salt = (shape.box_rows() + shape.box_cols()) as u64;
+            SizedMaker::new(&mut solver, shape, 11, salt, floor)
+                .run(&mut solver)
+                .puzzle
+        })
+        .clone()
 }
 
 fn wire(g: &SizedGrid, text: bool) -> pb::Grid {
@@ -84,7 +93,7 @@ async fn every_shape_is_solved_through_solve() {
     let mut client = server.client().await;
     for (r, c) in SHAPES {
         let shape = Shape::new(r, c).unwrap();
-        let p = puzzle(shape, r + c);
+        let p = puzzle(shape);
         for text in [true, false] {
             if text && shape.side() > 35 {
                 continue;
@@ -113,7 +122,7 @@ async fn one_solve_batch_call_mixes_sizes() {
     let mut items = Vec::new();
     for (i, (r, c)) in SHAPES.iter().enumerate() {
         let shape = Shape::new(*r, *c).unwrap();
-        let p = puzzle(shape, i);
+        let p = puzzle(shape);
         items.push(pb::BatchItem {
             id: i as u64,
             puzzle: Some(wire(&p, shape.side() <= 35 && i % 2 == 0)),
@@ -192,7 +201,7 @@ async fn sizes_count_and_validate() {
     );
     // A 16x16 with a value given twice in a box.
     let shape = Shape::new(4, 4).unwrap();
-    let mut p = puzzle(shape, 3);
+    let mut p = puzzle(shape);
     p.values_mut()[0] = 5;
     p.values_mut()[17] = 5;
     let v = client
