@@ -312,10 +312,73 @@ pub enum Size {
     Sniffed(Sniffed),
 }
 
+/// How answers are written: `--output jsonl`, and `--format`'s choice of
+/// one line (`Some(true)`) or a block of rows (`Some(false)`) over the
+/// record's own layout.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Written {
+    pub jsonl: bool,
+    pub line: Option<bool>,
+}
+
+/// One record's answer, as `--output jsonl` writes it.
+struct Answer {
+    outcome: &'static str,
+    solution: Option<SizedGrid>,
+    count: u64,
+    stats: (u64, u64, u64),
+    /// The gRPC code name and the message, on failure.
+    error: Option<(&'static str, String)>,
+}
+
+impl Answer {
+    fn failed(outcome: &'static str, code: &'static str, message: String) -> Answer {
+        Answer {
+            outcome,
+            solution: None,
+            count: 0,
+            stats: (0, 0, 0),
+            error: Some((code, message)),
+        }
+    }
+
+    /// The object of the 9x9 path's `--output jsonl`, with the box: the
+    /// solution as text up to 35x35 and as an array of integers above.
+    fn json(&self, line: usize, shape: Option<Shape>) -> String {
+        let mut s = format!("{{\"line\":{line}");
+        if let Some(shape) = shape {
+            s.push_str(&format!(",\"box\":\"{shape}\""));
+        }
+        s.push_str(&format!(",\"outcome\":\"{}\"", self.outcome));
+        if let Some(g) = &self.solution {
+            match g.to_text() {
+                Ok(text) => s.push_str(&format!(",\"solution\":\"{text}\"")),
+                Err(_) => {
+                    let cells: Vec<String> = g.values().iter().map(|v| v.to_string()).collect();
+                    s.push_str(&format!(",\"solution\":[{}]", cells.join(",")));
+                }
+            }
+        }
+        let (guesses, nodes, micros) = self.stats;
+        s.push_str(&format!(
+            ",\"solution_count\":{},\"stats\":{{\"guesses\":{guesses},\"nodes\":{nodes},\"solve_time_us\":{micros}}}",
+            self.count
+        ));
+        if let Some((code, msg)) = &self.error {
+            s.push_str(&format!(",\"error\":{{\"code\":\"{code}\",\"message\":"));
+            super::solve::json_string(&mut s, msg);
+            s.push('}');
+        }
+        s.push('}');
+        s
+    }
+}
+
 /// Solves every record of the input with the box `size` says, locally or
 /// on `server`; prints solutions in input order, one answer (or `# error:`
-/// line) per record. What box a run without `--box RxC` took is said on
-/// stderr unless `quiet`. Exit code 1 when any puzzle failed.
+/// line, or JSON object) per record. What box a run without `--box RxC`
+/// took is said on stderr unless `quiet`. Exit code 1 when any puzzle
+/// failed.
 pub async fn run(
     input: &mut dyn Read,
     size: Size,
@@ -323,6 +386,7 @@ pub async fn run(
     unique: bool,
     max_nodes: u64,
     quiet: bool,
+    written: Written,
 ) -> anyhow::Result<i32> {
     let mut text = String::new();
     input
@@ -344,7 +408,12 @@ pub async fn run(
             for r in &records {
                 let e = format!("line {}: {why}", r.line);
                 eprintln!("{e}");
-                writeln!(out, "# error: {e}")?;
+                if written.jsonl {
+                    let a = Answer::failed("invalid", "INVALID_ARGUMENT", why.clone());
+                    writeln!(out, "{}", a.json(r.line, None))?;
+                } else {
+                    writeln!(out, "# error: {e}")?;
+                }
             }
             out.flush()?;
             return Ok(1);
@@ -392,35 +461,75 @@ pub async fn run(
             Ok(g)
         });
         let answer = match puzzle {
-            Err(e) => Err(e),
+            Err(e) => Answer::failed("invalid", "INVALID_ARGUMENT", without_line(&e, r.line)),
             Ok(g) => match client.as_mut() {
                 None => {
+                    let started = std::time::Instant::now();
                     solver.restart(&g, limit);
                     let _ = solver.resume(max_nodes) == Progress::Paused;
+                    let micros = started.elapsed().as_micros() as u64;
                     let a = solver.answer();
-                    match (a.complete, a.count, solver.solution()) {
-                        (true, 1, Some(s)) => Ok(s),
-                        (true, c, Some(s)) if c > 1 && !unique => Ok(s),
-                        (true, 0, _) => Err(format!("line {}: no solution", r.line)),
-                        (true, _, _) => Err(format!("line {}: several solutions", r.line)),
-                        (false, _, _) => Err(format!("line {}: work limit reached", r.line)),
+                    let outcome = match (a.complete, a.count) {
+                        (true, 1) => "solved",
+                        (true, 0) => "no_solution",
+                        (true, _) => "multiple_solutions",
+                        (false, _) => "work_limit_reached",
+                    };
+                    Answer {
+                        outcome,
+                        solution: (a.count > 0).then(|| solver.solution()).flatten(),
+                        count: u64::from(a.count),
+                        stats: (a.stats.guesses, a.stats.nodes, micros),
+                        error: None,
                     }
                 }
-                Some(c) => remote(c, &g, shape, unique)
-                    .await
-                    .map_err(|e| format!("line {}: {e}", r.line)),
+                Some(c) => remote(c, &g, shape, unique).await,
             },
         };
-        match answer {
-            Ok(s) => writeln!(out, "{}", write(&s, r.layout))?,
-            Err(e) => {
-                failed = true;
-                writeln!(out, "# error: {e}")?;
-            }
+        let complaint = match (answer.outcome, &answer.error) {
+            (_, Some((_, e))) => Some(e.clone()),
+            ("solved", _) => None,
+            ("multiple_solutions", _) if !unique => None,
+            ("multiple_solutions", _) => Some("several solutions".to_string()),
+            ("no_solution", _) => Some("no solution".to_string()),
+            _ => Some("work limit reached".to_string()),
+        };
+        failed |= complaint.is_some();
+        if written.jsonl {
+            writeln!(out, "{}", answer.json(r.line, Some(shape)))?;
+            continue;
+        }
+        let layout = match (written.line, r.layout) {
+            (None, l) => l,
+            (Some(true), Layout::Block { ints, .. }) if ints || shape.side() > 35 => Layout::Ints,
+            (Some(true), Layout::Block { .. }) => Layout::Chars,
+            (Some(false), l @ Layout::Block { .. }) => l,
+            (Some(true), l) => l,
+            (Some(false), l) => Layout::Block {
+                ints: l == Layout::Ints || shape.side() > 35,
+                spaced: true,
+            },
+        };
+        match (complaint, &answer.solution) {
+            (None, Some(s)) => writeln!(out, "{}", write(s, layout))?,
+            (c, _) => writeln!(
+                out,
+                "# error: line {}: {}",
+                r.line,
+                c.unwrap_or_else(|| "no solution".to_string())
+            )?,
         }
     }
     out.flush()?;
     Ok(i32::from(failed))
+}
+
+/// A message without the `line N: ` it may start with: the text output
+/// puts the line first itself.
+fn without_line(msg: &str, line: usize) -> String {
+    msg.strip_prefix(&format!("line {line}: "))
+        .unwrap_or(msg)
+        .to_string()
 }
 
 /// One puzzle solved on the server.
@@ -429,7 +538,7 @@ async fn remote(
     g: &SizedGrid,
     shape: Shape,
     unique: bool,
-) -> Result<SizedGrid, String> {
+) -> Answer {
     let request = pb::SolveRequest {
         puzzle: Some(pb::Grid {
             cells: g.to_cells(),
@@ -442,19 +551,44 @@ async fn remote(
             max_solutions: 2,
         }),
     };
-    let s = client
-        .solve(request)
-        .await
-        .map_err(|e| e.message().to_string())?
-        .into_inner()
-        .solution
-        .ok_or("no solution in the response")?;
-    match (pb::Outcome::try_from(s.outcome), s.grid) {
-        (Ok(pb::Outcome::Solved), Some(grid)) => {
-            SizedGrid::from_cells(shape, &grid.cells).map_err(|e| e.to_string())
+    let s = match client.solve(request).await {
+        Ok(r) => r.into_inner().solution,
+        Err(e) => {
+            let (outcome, code) = match e.code() {
+                tonic::Code::InvalidArgument => ("invalid", "INVALID_ARGUMENT"),
+                c => ("failed", super::solve::code_name(c)),
+            };
+            return Answer::failed(outcome, code, e.message().to_string());
         }
-        (Ok(o), _) => Err(o.as_str_name().to_lowercase()),
-        (Err(_), _) => Err("unknown outcome".to_string()),
+    };
+    let Some(s) = s else {
+        return Answer::failed("failed", "UNKNOWN", "no solution in the response".into());
+    };
+    let stats = s
+        .stats
+        .map_or((0, 0, 0), |st| (st.guesses, st.nodes, st.solve_time_us));
+    let solution = s
+        .grid
+        .and_then(|grid| SizedGrid::from_cells(shape, &grid.cells).ok());
+    let outcome = match pb::Outcome::try_from(s.outcome) {
+        Ok(pb::Outcome::Solved) if solution.is_some() => "solved",
+        Ok(pb::Outcome::MultipleSolutions) if solution.is_some() => "multiple_solutions",
+        Ok(pb::Outcome::NoSolution) => "no_solution",
+        Ok(pb::Outcome::WorkLimitReached) => "work_limit_reached",
+        _ => {
+            return Answer::failed(
+                "failed",
+                "UNKNOWN",
+                format!("unexpected answer {}", s.outcome),
+            );
+        }
+    };
+    Answer {
+        outcome,
+        solution,
+        count: s.solution_count,
+        stats,
+        error: None,
     }
 }
 

@@ -367,6 +367,19 @@ impl Run {
     }
 }
 
+/// How a run of another size writes its answers: `--output` and
+/// `--format` as for 9x9 grids.
+fn sized_output(args: &SolveArgs) -> sized::Written {
+    sized::Written {
+        jsonl: args.output == Output::Jsonl,
+        line: match args.format {
+            OutputFormat::Auto => None,
+            OutputFormat::Line => Some(true),
+            OutputFormat::Grid => Some(false),
+        },
+    }
+}
+
 /// `sudoku solve --local`: no runtime, no async I/O. This thread reads
 /// (and with one solver thread, solves) while the writer prints.
 pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
@@ -385,6 +398,7 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
             args.unique,
             args.max_nodes,
             args.quiet,
+            sized_output(&args),
         ));
     }
     let Run {
@@ -441,6 +455,7 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
             args.unique,
             args.max_nodes,
             args.quiet,
+            sized_output(&args),
         )
         .await;
     }
@@ -924,7 +939,7 @@ fn status_words(status: &tonic::Status) -> String {
     }
 }
 
-fn code_name(code: tonic::Code) -> &'static str {
+pub(super) fn code_name(code: tonic::Code) -> &'static str {
     use tonic::Code::*;
     match code {
         Ok => "OK",
