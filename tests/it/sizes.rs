@@ -440,7 +440,9 @@ async fn the_cli_solves_every_committed_size_locally_and_on_a_server() {
         let puzzles: Vec<&str> = text
             .lines()
             .filter(|l| !l.starts_with('#'))
-            // A 25x25-hard puzzle takes seconds in a test build.
+            // 25x25-hard puzzles take seconds to minutes in a test build:
+            // the quickest one (0.7 s in release) only.
+            .skip(if file.starts_with("25x25") { 3 } else { 0 })
             .take(if file.starts_with("25x25") { 1 } else { 5 })
             .collect();
         let n = (puzzles[0].len() as f64).sqrt() as usize;
