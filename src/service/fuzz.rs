@@ -37,12 +37,13 @@ pub fn fuzz_request(
                 return Err(Failure::TooManyItems { found, max }.into());
             }
             // Without a deadline every item is answered.
-            svc.solve_message(msg, 0, None, Tenant::default())
+            svc.solve_message(msg, 0, None, Tenant::default(), None)
                 .await
+                .map(|(response, _)| response)
                 .ok_or_else(|| Status::internal("a batch without a deadline was cut short"))
         } else {
             let req = pb::SolveRequest::decode(bytes).map_err(decode_error)?;
-            let result = match svc.solve_unary(&req, None, Tenant::default()).await {
+            let result = match svc.solve_unary(&req, None, Tenant::default(), None).await {
                 Ok(s) => pb::batch_result::Result::Solution(s),
                 Err(f) => pb::batch_result::Result::Error(to_rpc_status(f.into())),
             };

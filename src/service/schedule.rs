@@ -125,21 +125,35 @@ impl Sudoku {
     /// `first_index` is where the message's first item stands in the
     /// client's request, for the field paths of errors: 0 for a SolveBatch
     /// message, the item's index for one of a SolveStream request's items.
+    /// `charge` holds the message's bytes (see `stream.rs`); a sized item
+    /// whose paused search outgrows its solver's footprint grows it, or is
+    /// answered OVERLOADED. It comes back with the response.
     pub(super) async fn solve_message(
         &self,
         request: pb::SolveBatchRequest,
         first_index: usize,
         deadline: Option<Instant>,
         tenant: Tenant,
-    ) -> Option<pb::SolveBatchResponse> {
+        charge: Option<Charge>,
+    ) -> Option<Answered> {
         let (reply, replied) = oneshot::channel();
-        let message = BatchMessage::new(self.shared.clone(), request, first_index, deadline, reply);
+        let message = BatchMessage::new(
+            self.shared.clone(),
+            request,
+            first_index,
+            deadline,
+            charge,
+            reply,
+        );
         self.shared.pool.submit(tenant, Box::new(message));
         // Panics are caught per item, so the reply always comes unless the
         // deadline passed or the caller left.
         replied.await.ok().flatten()
     }
 }
+
+/// A batch message's response, with the charge it held.
+type Answered = (pb::SolveBatchResponse, Option<Charge>);
 
 /// The rest of a unary call's search, on a solver thread.
 struct RestOfSearch {
@@ -484,8 +498,29 @@ struct BatchMessage {
     paused_sized: Option<(SizedJob, Duration, Box<SizedSolver>)>,
     /// The message's own solver while no item is paused in it.
     spare: Option<Box<Solver>>,
+    /// What the message holds of the connection's budget, and what it held
+    /// when it came (one sized solver's footprint included).
+    charge: Option<Charge>,
+    charged: usize,
     /// Taken when the response (or `None`, the stream's end) is sent.
-    reply: Option<oneshot::Sender<Option<pb::SolveBatchResponse>>>,
+    reply: Option<oneshot::Sender<Option<Answered>>>,
+}
+
+/// Whether a paused sized search may stay in memory: its solver's bytes
+/// beyond the footprint the message was charged for are charged too, when
+/// the budget has them (a deep search's trail grows past the footprint).
+fn keep_paused(
+    charge: &mut Option<Charge>,
+    charged: usize,
+    solver: &SizedSolver,
+    job: &SizedJob,
+) -> bool {
+    let over = solver
+        .heap_bytes()
+        .saturating_sub(SizedSolver::footprint(job.grid.shape().cells()));
+    charge
+        .as_mut()
+        .is_none_or(|c| c.try_grow_to(charged.saturating_add(over)))
 }
 
 /// How an item's turn ended.
@@ -503,9 +538,12 @@ impl BatchMessage {
         request: pb::SolveBatchRequest,
         first_index: usize,
         deadline: Option<Instant>,
-        reply: oneshot::Sender<Option<pb::SolveBatchResponse>>,
+        charge: Option<Charge>,
+        reply: oneshot::Sender<Option<Answered>>,
     ) -> BatchMessage {
         BatchMessage {
+            charged: charge.as_ref().map_or(0, Charge::bytes),
+            charge,
             first_index,
             limit: parse_limit(request.options.as_ref(), "options"),
             results: Vec::with_capacity(request.items.len()),
@@ -519,10 +557,11 @@ impl BatchMessage {
         }
     }
 
-    /// Sends `response` to the caller; the message is done.
+    /// Sends `response` (and the charge) to the caller; the message is
+    /// done.
     fn answer(&mut self, response: Option<pb::SolveBatchResponse>) -> Step {
         if let Some(reply) = self.reply.take() {
-            let _ = reply.send(response);
+            let _ = reply.send(response.map(|r| (r, self.charge.take())));
         }
         Step::Done
     }
@@ -575,9 +614,15 @@ impl Work for BatchMessage {
                     &cancelled,
                     turn,
                 ) {
-                    ItemTurn::Paused(elapsed) => {
+                    ItemTurn::Paused(elapsed)
+                        if keep_paused(&mut self.charge, self.charged, &solver, &job) =>
+                    {
                         self.paused_sized = Some((job, elapsed, solver));
                         return Step::Unfinished;
+                    }
+                    ItemTurn::Paused(_) => {
+                        give_sized_solver(solver);
+                        Err(Failure::Overloaded)
                     }
                     ItemTurn::Answered(answered) => {
                         give_sized_solver(solver);
@@ -617,9 +662,20 @@ impl Work for BatchMessage {
                                 &cancelled,
                                 turn,
                             ) {
-                                ItemTurn::Paused(elapsed) => {
+                                ItemTurn::Paused(elapsed)
+                                    if keep_paused(
+                                        &mut self.charge,
+                                        self.charged,
+                                        &solver,
+                                        &job,
+                                    ) =>
+                                {
                                     self.paused_sized = Some((job, elapsed, solver));
                                     return Step::Unfinished;
+                                }
+                                ItemTurn::Paused(_) => {
+                                    give_sized_solver(solver);
+                                    Err(Failure::Overloaded)
                                 }
                                 ItemTurn::Answered(answered) => {
                                     give_sized_solver(solver);
@@ -1010,9 +1066,9 @@ mod tests {
         for sliced in [false, true] {
             let (reply, mut replied) = oneshot::channel();
             let mut message =
-                BatchMessage::new(svc.shared.clone(), request.clone(), 0, None, reply);
+                BatchMessage::new(svc.shared.clone(), request.clone(), 0, None, None, reply);
             let turns = run_to_end(&mut message, sliced);
-            let response = replied.try_recv().unwrap().expect("a response");
+            let (response, _) = replied.try_recv().unwrap().expect("a response");
             answers.push((turns, timeless(response)));
         }
         let (once, sliced) = (&answers[0], &answers[1]);
@@ -1069,13 +1125,13 @@ mod tests {
             options: None,
         };
         let (reply, replied) = oneshot::channel();
-        let message = BatchMessage::new(svc.shared.clone(), request.clone(), 0, None, reply);
+        let message = BatchMessage::new(svc.shared.clone(), request.clone(), 0, None, None, reply);
         assert!(message.wanted());
         drop(replied);
         assert!(!message.wanted(), "the caller left");
         let (reply, _replied) = oneshot::channel();
         let expired = Some(Instant::now() - Duration::from_millis(1));
-        let message = BatchMessage::new(svc.shared.clone(), request, 0, expired, reply);
+        let message = BatchMessage::new(svc.shared.clone(), request, 0, expired, None, reply);
         assert!(!message.wanted(), "the deadline passed");
     }
 }

@@ -137,15 +137,15 @@ impl Sudoku {
                 async move {
                     // Ends with true when the deadline cut work short.
                     let work = async {
-                        while let Ok((msg, first_index, mut charge)) = work_rx.recv().await {
+                        while let Ok((msg, first_index, charge)) = work_rx.recv().await {
                             // Streams wait for a server-wide permit rather than
                             // failing: the wait pushes back on the sender.
                             let Ok(_permit) = svc.shared.permits.acquire().await else {
                                 return false;
                             };
                             let message = traces::message_span(msg.items.len());
-                            let Some(response) = svc
-                                .solve_message(msg, first_index, deadline, tenant)
+                            let Some((response, mut charge)) = svc
+                                .solve_message(msg, first_index, deadline, tenant, charge)
                                 .instrument(message.clone())
                                 .await
                             else {
@@ -455,9 +455,10 @@ mod tests {
             };
             let charge = message_charge(&msg);
             let response = svc
-                .solve_message(msg, 0, None, Tenant::default())
+                .solve_message(msg, 0, None, Tenant::default(), None)
                 .await
-                .unwrap();
+                .unwrap()
+                .0;
             for result in &response.results {
                 assert!(
                     result.encoded_len() + 3 <= MAX_RESULT_BYTES,
@@ -504,9 +505,10 @@ mod tests {
             let side = (r * c) as usize;
             assert!(charge >= SizedSolver::footprint(side * side));
             let response = svc
-                .solve_message(msg, 0, None, Tenant::default())
+                .solve_message(msg, 0, None, Tenant::default(), None)
                 .await
-                .unwrap();
+                .unwrap()
+                .0;
             assert!(
                 response
                     .results

@@ -208,6 +208,19 @@ async fn unread_answers_larger_than_their_requests_do_not_pin_server_memory() {
 /// over 280 MB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paused_large_grid_searches_do_not_pin_server_memory() {
+    large_grid_siege("paused_large_grid_searches_do_not_pin_server_memory", false).await;
+}
+
+/// The same siege through SolveBatch: each call one message of one blank
+/// 64x64 item. The message is charged one solver's footprint when it comes;
+/// its paused search must grow that charge as its trail grows, or the item
+/// is answered RESOURCE_EXHAUSTED (OVERLOADED) and the stream goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_large_grid_batches_do_not_pin_server_memory() {
+    large_grid_siege("paused_large_grid_batches_do_not_pin_server_memory", true).await;
+}
+
+async fn large_grid_siege(test: &str, batch: bool) {
     const SIEGE_CONNECTIONS: usize = 8;
     const SIEGE_CALLS: usize = 8;
     const SIEGE_SECS: u64 = 10;
@@ -238,16 +251,35 @@ async fn paused_large_grid_searches_do_not_pin_server_memory() {
         for _ in 0..SIEGE_CALLS {
             let (mut attacker, blank) = (attacker.clone(), blank.clone());
             calls.spawn(async move {
-                let mut request = tonic::Request::new(blank);
-                request.set_timeout(Duration::from_secs(SIEGE_SECS));
-                match tokio::time::timeout(
-                    Duration::from_secs(SIEGE_SECS + 5),
-                    attacker.solve(request),
-                )
-                .await
-                {
+                let call = async {
+                    if !batch {
+                        let mut request = tonic::Request::new(blank);
+                        request.set_timeout(Duration::from_secs(SIEGE_SECS));
+                        return attacker.solve(request).await.map(|_| tonic::Code::Ok);
+                    }
+                    let message = pb::SolveBatchRequest {
+                        items: vec![pb::BatchItem {
+                            id: 1,
+                            puzzle: blank.puzzle,
+                        }],
+                        options: blank.options,
+                    };
+                    let mut request = tonic::Request::new(tokio_stream::iter([message]));
+                    request.set_timeout(Duration::from_secs(SIEGE_SECS));
+                    let mut answers = attacker.solve_batch(request).await?.into_inner();
+                    let mut code = tonic::Code::Ok;
+                    while let Some(msg) = answers.message().await? {
+                        for r in msg.results {
+                            if let Some(pb::batch_result::Result::Error(e)) = r.result {
+                                code = tonic::Code::from_i32(e.code);
+                            }
+                        }
+                    }
+                    Ok(code)
+                };
+                match tokio::time::timeout(Duration::from_secs(SIEGE_SECS + 5), call).await {
                     Err(_) => None,
-                    Ok(Ok(_)) => Some(tonic::Code::Ok),
+                    Ok(Ok(code)) => Some(code),
                     Ok(Err(status)) => Some(status.code()),
                 }
             });
@@ -272,7 +304,7 @@ async fn paused_large_grid_searches_do_not_pin_server_memory() {
     }
     let peak = server.status_kb("VmHWM");
     println!(
-        "paused_large_grid_searches_do_not_pin_server_memory: {} calls, answers {codes:?}; \
+        "{test}: {} calls, answers {codes:?}; \
          server peak RSS {} MiB (bound {} MiB); legit Solve calls ok {legit_ok}, failed {}",
         SIEGE_CONNECTIONS * SIEGE_CALLS,
         peak >> 10,
