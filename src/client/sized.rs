@@ -15,6 +15,7 @@ use std::io::{Read, Write};
 
 use anyhow::{Context, anyhow};
 
+use super::solve::{Done, Outcome, code_name, json_answer, without_field_path};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::sized::{Shape, SizedGrid, char_value, value_char};
@@ -321,56 +322,15 @@ pub struct Written {
     pub line: Option<bool>,
 }
 
-/// One record's answer, as `--output jsonl` writes it.
-struct Answer {
-    outcome: &'static str,
-    solution: Option<SizedGrid>,
-    count: u64,
-    stats: (u64, u64, u64),
-    /// The gRPC code name and the message, on failure.
-    error: Option<(&'static str, String)>,
-}
-
-impl Answer {
-    fn failed(outcome: &'static str, code: &'static str, message: String) -> Answer {
-        Answer {
-            outcome,
-            solution: None,
-            count: 0,
-            stats: (0, 0, 0),
-            error: Some((code, message)),
+/// A solution as `--output jsonl` gives it: text up to 35x35, an array of
+/// integers above.
+fn json_solution(g: &SizedGrid, s: &mut String) {
+    match g.to_text() {
+        Ok(text) => s.push_str(&format!("\"{text}\"")),
+        Err(_) => {
+            let cells: Vec<String> = g.values().iter().map(|v| v.to_string()).collect();
+            s.push_str(&format!("[{}]", cells.join(",")));
         }
-    }
-
-    /// The object of the 9x9 path's `--output jsonl`, with the box: the
-    /// solution as text up to 35x35 and as an array of integers above.
-    fn json(&self, line: usize, shape: Option<Shape>) -> String {
-        let mut s = format!("{{\"line\":{line}");
-        if let Some(shape) = shape {
-            s.push_str(&format!(",\"box\":\"{shape}\""));
-        }
-        s.push_str(&format!(",\"outcome\":\"{}\"", self.outcome));
-        if let Some(g) = &self.solution {
-            match g.to_text() {
-                Ok(text) => s.push_str(&format!(",\"solution\":\"{text}\"")),
-                Err(_) => {
-                    let cells: Vec<String> = g.values().iter().map(|v| v.to_string()).collect();
-                    s.push_str(&format!(",\"solution\":[{}]", cells.join(",")));
-                }
-            }
-        }
-        let (guesses, nodes, micros) = self.stats;
-        s.push_str(&format!(
-            ",\"solution_count\":{},\"stats\":{{\"guesses\":{guesses},\"nodes\":{nodes},\"solve_time_us\":{micros}}}",
-            self.count
-        ));
-        if let Some((code, msg)) = &self.error {
-            s.push_str(&format!(",\"error\":{{\"code\":\"{code}\",\"message\":"));
-            super::solve::json_string(&mut s, msg);
-            s.push('}');
-        }
-        s.push('}');
-        s
     }
 }
 
@@ -409,8 +369,8 @@ pub async fn run(
                 let e = format!("line {}: {why}", r.line);
                 eprintln!("{e}");
                 if written.jsonl {
-                    let a = Answer::failed("invalid", "INVALID_ARGUMENT", why.clone());
-                    writeln!(out, "{}", a.json(r.line, None))?;
+                    let a = Done::<SizedGrid>::invalid(why.clone());
+                    writeln!(out, "{}", json_answer(r.line, None, &a, json_solution))?;
                 } else {
                     writeln!(out, "# error: {e}")?;
                 }
@@ -453,15 +413,18 @@ pub async fn run(
     let mut out = std::io::stdout().lock();
     let mut failed = false;
     for r in records {
-        let puzzle = r.cells.and_then(|c| {
-            let g =
-                SizedGrid::from_cells(shape, &c).map_err(|e| format!("line {}: {e}", r.line))?;
-            g.check_givens()
-                .map_err(|e| format!("line {}: {e}", r.line))?;
-            Ok(g)
-        });
+        let puzzle = match r.cells {
+            // The record's own errors name the line; the output does too.
+            Err(e) => Err(e
+                .strip_prefix(&format!("line {}: ", r.line))
+                .unwrap_or(&e)
+                .to_string()),
+            Ok(c) => SizedGrid::from_cells(shape, &c)
+                .and_then(|g| g.check_givens().map(|()| g))
+                .map_err(|e| e.to_string()),
+        };
         let answer = match puzzle {
-            Err(e) => Answer::failed("invalid", "INVALID_ARGUMENT", without_line(&e, r.line)),
+            Err(e) => Done::invalid(e),
             Ok(g) => match client.as_mut() {
                 None => {
                     let started = std::time::Instant::now();
@@ -470,33 +433,29 @@ pub async fn run(
                     let micros = started.elapsed().as_micros() as u64;
                     let a = solver.answer();
                     let outcome = match (a.complete, a.count) {
-                        (true, 1) => "solved",
-                        (true, 0) => "no_solution",
-                        (true, _) => "multiple_solutions",
-                        (false, _) => "work_limit_reached",
+                        (true, 1) => Outcome::Solved,
+                        (true, 0) => Outcome::NoSolution,
+                        (true, _) => Outcome::NotUnique,
+                        (false, _) => Outcome::WorkLimit,
                     };
-                    Answer {
+                    Done {
                         outcome,
                         solution: (a.count > 0).then(|| solver.solution()).flatten(),
                         count: u64::from(a.count),
-                        stats: (a.stats.guesses, a.stats.nodes, micros),
+                        guesses: a.stats.guesses,
+                        nodes: a.stats.nodes,
+                        micros,
                         error: None,
                     }
                 }
                 Some(c) => remote(c, &g, shape, unique).await,
             },
         };
-        let complaint = match (answer.outcome, &answer.error) {
-            (_, Some((_, e))) => Some(e.clone()),
-            ("solved", _) => None,
-            ("multiple_solutions", _) if !unique => None,
-            ("multiple_solutions", _) => Some("several solutions".to_string()),
-            ("no_solution", _) => Some("no solution".to_string()),
-            _ => Some("work limit reached".to_string()),
-        };
+        let complaint = answer.complaint();
         failed |= complaint.is_some();
         if written.jsonl {
-            writeln!(out, "{}", answer.json(r.line, Some(shape)))?;
+            let json = json_answer(r.line, Some(&shape), &answer, json_solution);
+            writeln!(out, "{json}")?;
             continue;
         }
         let layout = match (written.line, r.layout) {
@@ -524,21 +483,13 @@ pub async fn run(
     Ok(i32::from(failed))
 }
 
-/// A message without the `line N: ` it may start with: the text output
-/// puts the line first itself.
-fn without_line(msg: &str, line: usize) -> String {
-    msg.strip_prefix(&format!("line {line}: "))
-        .unwrap_or(msg)
-        .to_string()
-}
-
 /// One puzzle solved on the server.
 async fn remote(
     client: &mut SudokuServiceClient<tonic::transport::Channel>,
     g: &SizedGrid,
     shape: Shape,
     unique: bool,
-) -> Answer {
+) -> Done<SizedGrid> {
     let request = pb::SolveRequest {
         puzzle: Some(pb::Grid {
             cells: g.to_cells(),
@@ -552,42 +503,56 @@ async fn remote(
         }),
     };
     let s = match client.solve(request).await {
-        Ok(r) => r.into_inner().solution,
-        Err(e) => {
-            let (outcome, code) = match e.code() {
-                tonic::Code::InvalidArgument => ("invalid", "INVALID_ARGUMENT"),
-                c => ("failed", super::solve::code_name(c)),
+        Ok(r) => Ok(r.into_inner().solution),
+        Err(e) => Err((e.code(), e.message().to_string())),
+    };
+    let failed = |outcome, code, message| Done {
+        outcome,
+        solution: None,
+        count: 0,
+        guesses: 0,
+        nodes: 0,
+        micros: 0,
+        error: Some((code, message)),
+    };
+    let s = match s {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            let why = "no solution in the response".to_string();
+            return failed(Outcome::Failed, "UNKNOWN", why);
+        }
+        // The server's words without the wire's field path, as for 9x9.
+        Err((code, msg)) => {
+            let msg = without_field_path(&msg).to_string();
+            return match code {
+                tonic::Code::InvalidArgument => Done::invalid(msg),
+                c => failed(Outcome::Failed, code_name(c), msg),
             };
-            return Answer::failed(outcome, code, e.message().to_string());
         }
     };
-    let Some(s) = s else {
-        return Answer::failed("failed", "UNKNOWN", "no solution in the response".into());
-    };
-    let stats = s
-        .stats
-        .map_or((0, 0, 0), |st| (st.guesses, st.nodes, st.solve_time_us));
     let solution = s
         .grid
         .and_then(|grid| SizedGrid::from_cells(shape, &grid.cells).ok());
     let outcome = match pb::Outcome::try_from(s.outcome) {
-        Ok(pb::Outcome::Solved) if solution.is_some() => "solved",
-        Ok(pb::Outcome::MultipleSolutions) if solution.is_some() => "multiple_solutions",
-        Ok(pb::Outcome::NoSolution) => "no_solution",
-        Ok(pb::Outcome::WorkLimitReached) => "work_limit_reached",
+        Ok(pb::Outcome::Solved) if solution.is_some() => Outcome::Solved,
+        Ok(pb::Outcome::MultipleSolutions) if solution.is_some() => Outcome::NotUnique,
+        Ok(pb::Outcome::NoSolution) => Outcome::NoSolution,
+        Ok(pb::Outcome::WorkLimitReached) => Outcome::WorkLimit,
         _ => {
-            return Answer::failed(
-                "failed",
-                "UNKNOWN",
-                format!("unexpected answer {}", s.outcome),
-            );
+            let why = format!("unexpected answer {}", s.outcome);
+            return failed(Outcome::Failed, "UNKNOWN", why);
         }
     };
-    Answer {
+    let (guesses, nodes, micros) = s
+        .stats
+        .map_or((0, 0, 0), |st| (st.guesses, st.nodes, st.solve_time_us));
+    Done {
         outcome,
         solution,
         count: s.solution_count,
-        stats,
+        guesses,
+        nodes,
+        micros,
         error: None,
     }
 }

@@ -140,7 +140,7 @@ enum Echo {
 
 /// How the search for one puzzle ended.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+pub(super) enum Outcome {
     Solved,
     NotUnique,
     NoSolution,
@@ -152,7 +152,7 @@ enum Outcome {
 }
 
 impl Outcome {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Outcome::Solved => "solved",
             Outcome::NotUnique => "multiple_solutions",
@@ -164,20 +164,21 @@ impl Outcome {
     }
 }
 
-/// The answer for one puzzle.
-struct Done {
-    outcome: Outcome,
-    solution: Option<Grid>,
-    count: u64,
-    guesses: u64,
-    nodes: u64,
-    micros: u64,
+/// The answer for one puzzle (a 9x9 grid, or a grid of another size in
+/// `sized.rs`).
+pub(super) struct Done<G = Grid> {
+    pub(super) outcome: Outcome,
+    pub(super) solution: Option<G>,
+    pub(super) count: u64,
+    pub(super) guesses: u64,
+    pub(super) nodes: u64,
+    pub(super) micros: u64,
     /// gRPC code name and message, for the failures that have one.
-    error: Option<(&'static str, String)>,
+    pub(super) error: Option<(&'static str, String)>,
 }
 
-impl Done {
-    fn invalid(msg: String) -> Done {
+impl<G> Done<G> {
+    pub(super) fn invalid(msg: String) -> Done<G> {
         Done {
             outcome: Outcome::Invalid,
             solution: None,
@@ -190,7 +191,7 @@ impl Done {
     }
 
     /// What to say about a failure; `None` when solved.
-    fn complaint(&self) -> Option<String> {
+    pub(super) fn complaint(&self) -> Option<String> {
         match self.outcome {
             Outcome::Solved => None,
             Outcome::NotUnique => Some(format!("not unique: {}+ solutions", self.count)),
@@ -964,7 +965,7 @@ pub(super) fn code_name(code: tonic::Code) -> &'static str {
 
 /// A message without the wire field path a server puts first
 /// (`items[0].puzzle: `, `puzzle.text: `): people did not write fields.
-fn without_field_path(msg: &str) -> &str {
+pub(super) fn without_field_path(msg: &str) -> &str {
     match msg.split_once(": ") {
         Some((head, rest))
             if !head.is_empty()
@@ -1300,16 +1301,30 @@ impl Printer {
 
 /// One JSON object for one puzzle.
 fn json_line(meta: &Meta, done: &Done) -> String {
-    let mut s = String::with_capacity(200);
-    s.push_str(&format!(
-        "{{\"line\":{},\"outcome\":\"{}\"",
-        meta.line,
-        done.outcome.name()
-    ));
-    if let Some(g) = &done.solution {
-        s.push_str(",\"solution\":\"");
-        g.write_text(&mut s);
+    json_answer(meta.line, None, done, |g, s| {
         s.push('"');
+        g.write_text(s);
+        s.push('"');
+    })
+}
+
+/// The `--output jsonl` object of every size: `boxed` names a box other
+/// than 3x3, and `solution` writes the solution's JSON value.
+pub(super) fn json_answer<G>(
+    line: usize,
+    boxed: Option<&dyn std::fmt::Display>,
+    done: &Done<G>,
+    solution: impl FnOnce(&G, &mut String),
+) -> String {
+    let mut s = String::with_capacity(200);
+    s.push_str(&format!("{{\"line\":{line}"));
+    if let Some(b) = boxed {
+        s.push_str(&format!(",\"box\":\"{b}\""));
+    }
+    s.push_str(&format!(",\"outcome\":\"{}\"", done.outcome.name()));
+    if let Some(g) = &done.solution {
+        s.push_str(",\"solution\":");
+        solution(g, &mut s);
     }
     s.push_str(&format!(
         ",\"solution_count\":{},\"stats\":{{\"guesses\":{},\"nodes\":{},\"solve_time_us\":{}}}",

@@ -135,7 +135,7 @@ impl Sudoku {
         deadline: Option<Instant>,
         tenant: Tenant,
         charge: Option<Charge>,
-    ) -> Option<Answered> {
+    ) -> Option<MessageAnswer> {
         let (reply, replied) = oneshot::channel();
         let message = BatchMessage::new(
             self.shared.clone(),
@@ -153,7 +153,7 @@ impl Sudoku {
 }
 
 /// A batch message's response, with the charge it held.
-type Answered = (pb::SolveBatchResponse, Option<Charge>);
+type MessageAnswer = (pb::SolveBatchResponse, Option<Charge>);
 
 /// The rest of a unary call's search, on a solver thread.
 struct RestOfSearch {
@@ -503,7 +503,7 @@ struct BatchMessage {
     charge: Option<Charge>,
     charged: usize,
     /// Taken when the response (or `None`, the stream's end) is sent.
-    reply: Option<oneshot::Sender<Option<Answered>>>,
+    reply: Option<oneshot::Sender<Option<MessageAnswer>>>,
 }
 
 /// Whether a paused sized search may stay in memory: its solver's bytes
@@ -539,7 +539,7 @@ impl BatchMessage {
         first_index: usize,
         deadline: Option<Instant>,
         charge: Option<Charge>,
-        reply: oneshot::Sender<Option<Answered>>,
+        reply: oneshot::Sender<Option<MessageAnswer>>,
     ) -> BatchMessage {
         BatchMessage {
             charged: charge.as_ref().map_or(0, Charge::bytes),
