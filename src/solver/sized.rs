@@ -24,7 +24,14 @@
 //! a unit that lost a value), and box-line reasoning (pointing: a value
 //! confined to one row or column of a box leaves the rest of that line;
 //! claiming: a value confined to one box of a line leaves the rest of that
-//! box). Then MRV: branch on an open cell with the fewest candidates.
+//! box). Then a look-ahead on the two-valued cells (up to `PROBES` of
+//! them): each value is tried and propagated, then undone; a value that
+//! fails forces the other, and otherwise the search branches on the cell
+//! whose two sides close the most cells (the product of both). Without a
+//! two-valued cell, MRV: a value with two places left in a unit when there
+//! is one, else an open cell with the fewest candidates. On the 25x25-hard
+//! set (44% clues) the look-ahead cut the search from 4.5M nodes to 135k
+//! (probes counted) and the time about 28-fold.
 
 use super::{Progress, Stats};
 use crate::puzzle::sized::{Shape, SizedGrid, UnitKind};
@@ -42,12 +49,15 @@ pub struct SizedAnswer {
     pub stats: Stats,
 }
 
-/// A branch point: the trail's length before the guess, the cell and the
-/// values not tried yet.
+/// A branch point: the trail's length before the guess and what is left to
+/// try. With `value` 0 it branches on a cell (`at` is the cell, `remaining`
+/// its values not tried yet); otherwise on where `value` goes in a unit
+/// (`at` is the unit, `remaining` the positions in it not tried yet).
 #[derive(Clone, Copy)]
 struct Frame {
     mark: u32,
-    cell: u16,
+    at: u16,
+    value: u8,
     remaining: u64,
 }
 
@@ -55,7 +65,14 @@ struct Frame {
 enum Node {
     Solved,
     Dead,
-    Branch(usize),
+    /// Branch on the values of a cell.
+    Cell(usize),
+    /// Branch on the places of `value` in `unit` (positions `at`).
+    Place {
+        unit: usize,
+        value: u8,
+        at: u64,
+    },
 }
 
 /// A contradiction: the board has no solution.
@@ -88,6 +105,8 @@ pub struct SizedSolver {
     limit: u32,
     answer: SizedAnswer,
     started: bool,
+    /// A look-ahead is under way: log every write, at the root too.
+    probing: bool,
 }
 
 impl SizedSolver {
@@ -111,6 +130,7 @@ impl SizedSolver {
             limit: 1,
             answer: SizedAnswer::default(),
             started: false,
+            probing: false,
         };
         s.reshape(puzzle.shape());
         s.restart(puzzle, max_solutions);
@@ -264,17 +284,11 @@ impl SizedSolver {
                     }
                 }
                 Node::Dead => {}
-                Node::Branch(cell) => {
+                Node::Cell(cell) => {
                     let remaining = self.words[cell];
-                    if remaining & (remaining - 1) != 0 {
-                        self.answer.stats.guesses += 1;
-                    }
-                    self.frames.push(Frame {
-                        mark: self.trail.len() as u32,
-                        cell: cell as u16,
-                        remaining,
-                    });
+                    self.branch(cell, 0, remaining);
                 }
+                Node::Place { unit, value, at } => self.branch(unit, value, at),
             }
             if self.answer.stats.nodes >= stop_at {
                 return Progress::Paused;
@@ -285,16 +299,35 @@ impl SizedSolver {
         }
     }
 
-    /// Undoes the board to the top branch point and queues its next value,
-    /// or returns false (marking the search complete) when none is left.
+    /// Opens a branch point (see [`Frame`]).
+    fn branch(&mut self, at: usize, value: u8, remaining: u64) {
+        if remaining & (remaining - 1) != 0 {
+            self.answer.stats.guesses += 1;
+        }
+        self.frames.push(Frame {
+            mark: self.trail.len() as u32,
+            at: at as u16,
+            value,
+            remaining,
+        });
+    }
+
+    /// Undoes the board to the top branch point and queues its next
+    /// placement, or returns false (marking the search complete) when none
+    /// is left.
     fn next_child(&mut self) -> bool {
         let Some(f) = self.frames.last_mut() else {
             self.answer.complete = true;
             return false;
         };
-        let v = f.remaining.trailing_zeros() as u8 + 1;
+        let k = f.remaining.trailing_zeros() as usize;
         f.remaining &= f.remaining - 1;
-        let (mark, cell, last) = (f.mark as usize, f.cell, f.remaining == 0);
+        let (mark, last) = (f.mark as usize, f.remaining == 0);
+        let (cell, v) = if f.value == 0 {
+            (f.at, k as u8 + 1)
+        } else {
+            (self.units[usize::from(f.at) * self.n + k], f.value)
+        };
         if last {
             self.frames.pop();
         }
@@ -349,7 +382,7 @@ impl SizedSolver {
     /// never undone).
     #[inline(always)]
     fn set(&mut self, i: usize, w: u64) {
-        if !self.frames.is_empty() {
+        if self.probing || !self.frames.is_empty() {
             self.trail.push((i as u32, self.words[i]));
         }
         self.words[i] = w;
@@ -570,29 +603,99 @@ impl SizedSolver {
         Ok(changed)
     }
 
+    /// Propagates the queued placements to a fixpoint: true when the grid
+    /// is full.
+    fn fixpoint(&mut self) -> Result<bool, Dead> {
+        let open = 2 * self.cells + 3 * self.n;
+        loop {
+            self.drain()?;
+            if self.words[open] == 0 {
+                return Ok(true);
+            }
+            if self.hidden_singles()? || self.box_line()? || !self.queue.is_empty() {
+                continue;
+            }
+            return Ok(false);
+        }
+    }
+
+    /// Tries `v` in `cell` and propagates, then undoes it: the cells it
+    /// left open, or None when it leads to a contradiction.
+    fn probe(&mut self, cell: usize, v: u8) -> Option<u64> {
+        let mark = self.trail.len();
+        let was = self.probing;
+        self.probing = true;
+        self.queue.clear();
+        self.queue.push((cell as u16, v));
+        let out = match self.fixpoint() {
+            Ok(_) => Some(self.words[2 * self.cells + 3 * self.n]),
+            Err(Dead) => None,
+        };
+        while self.trail.len() > mark {
+            if let Some((i, old)) = self.trail.pop() {
+                self.words[i as usize] = old;
+            }
+        }
+        self.probing = was;
+        self.hs_dirty = [0; 3];
+        self.bl_dirty = [0; 3];
+        self.queue.clear();
+        out
+    }
+
     /// Propagates the queued placements to a fixpoint and picks the cell to
     /// branch on.
     fn propagate(&mut self) -> Node {
         let open = 2 * self.cells + 3 * self.n;
-        loop {
-            if self.drain().is_err() {
-                return Node::Dead;
-            }
-            if self.words[open] == 0 {
-                return Node::Solved;
-            }
-            match self.hidden_singles() {
+        'fix: loop {
+            match self.fixpoint() {
                 Err(Dead) => return Node::Dead,
-                Ok(true) => continue,
+                Ok(true) => return Node::Solved,
                 Ok(false) => {}
             }
-            match self.box_line() {
-                Err(Dead) => return Node::Dead,
-                Ok(true) => continue,
-                Ok(false) => {}
+            // Look ahead on up to PROBES two-valued cells: a value that
+            // fails forces the other; otherwise branch where both sides
+            // close the most cells. Each probe counts as a node of the
+            // budget.
+            let left = self.words[open];
+            let mut tried = 0;
+            let mut best = usize::MAX;
+            let mut best_score = 0u64;
+            for c in 0..self.cells {
+                let m = self.words[c];
+                if m.count_ones() != 2 {
+                    continue;
+                }
+                let a = m.trailing_zeros() as u8 + 1;
+                let b = (63 - m.leading_zeros()) as u8 + 1;
+                self.answer.stats.nodes += 2;
+                let pa = self.probe(c, a);
+                let pb = self.probe(c, b);
+                match (pa, pb) {
+                    (None, None) => return Node::Dead,
+                    (None, Some(_)) => {
+                        self.queue.push((c as u16, b));
+                        continue 'fix;
+                    }
+                    (Some(_), None) => {
+                        self.queue.push((c as u16, a));
+                        continue 'fix;
+                    }
+                    (Some(x), Some(y)) => {
+                        let score = (left - x + 1) * (left - y + 1);
+                        if score > best_score {
+                            best_score = score;
+                            best = c;
+                        }
+                    }
+                }
+                tried += 1;
+                if tried >= PROBES {
+                    break;
+                }
             }
-            if !self.queue.is_empty() {
-                continue;
+            if best != usize::MAX {
+                return Node::Cell(best);
             }
             break;
         }
@@ -615,9 +718,56 @@ impl SizedSolver {
             // found when its last candidate goes), but is no solution.
             return Node::Dead;
         }
-        Node::Branch(best)
+        if fewest > 2 {
+            if let Some(place) = self.two_places() {
+                return place;
+            }
+        }
+        Node::Cell(best)
+    }
+
+    /// A value with exactly two places left in some unit, as a branch: when
+    /// every open cell has three candidates or more, this halves the tree
+    /// where a cell would split it three ways or more.
+    fn two_places(&self) -> Option<Node> {
+        let (n, cells) = (self.n, self.cells);
+        for u in 0..3 * n {
+            let need = full(n) & !self.words[cells + u];
+            if need == 0 {
+                continue;
+            }
+            let unit = &self.units[u * n..(u + 1) * n];
+            let (mut once, mut twice, mut more) = (0u64, 0u64, 0u64);
+            for &c in unit {
+                let m = self.words[usize::from(c)];
+                more |= twice & m;
+                twice |= once & m;
+                once |= m;
+            }
+            let two = need & twice & !more;
+            if two != 0 {
+                let bit = two & two.wrapping_neg();
+                let mut at = 0u64;
+                for (k, &c) in unit.iter().enumerate() {
+                    if self.words[usize::from(c)] & bit != 0 {
+                        at |= 1 << k;
+                    }
+                }
+                return Some(Node::Place {
+                    unit: u,
+                    value: bit.trailing_zeros() as u8 + 1,
+                    at,
+                });
+            }
+        }
+        None
     }
 }
+
+/// Two-valued cells looked ahead on at each branch point, at most (so a
+/// node costs at most `2 * PROBES + 1` of the budget). On the 25x25-hard
+/// set, 32 solved as fast as no cap; 4 took four times as long.
+const PROBES: usize = 32;
 
 /// Trail entries reserved for a grid of `cells` cells.
 fn trail_reserve(cells: usize) -> usize {
