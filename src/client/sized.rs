@@ -182,67 +182,164 @@ struct Record {
     cells: Result<Vec<u32>, String>,
 }
 
-/// Splits `text` into records of side `n` (or, when `n` is 0, the side of
-/// the first record).
-fn records(text: &str, mut n: usize) -> Vec<Record> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let l = lines[i].trim();
-        if l.is_empty() || l.starts_with('#') {
-            i += 1;
-            continue;
+/// The longest line read, in bytes: a 64x64 record of integers with
+/// separators is about 16 KB. A longer line is one record in error, and
+/// only this much of it is held.
+const MAX_LINE: usize = 1 << 20;
+
+/// One line of input, trimmed, or why it cannot be read.
+enum Line {
+    Text(String),
+    /// Longer than [`MAX_LINE`]: its length in bytes.
+    TooLong(usize),
+    NotText,
+}
+
+/// The records of an input of side `n` (or, when `n` is 0, of the first
+/// record's side), read as they come: one line and one record at a time.
+struct Records<R> {
+    input: R,
+    n: usize,
+    /// Lines read so far: the number of the last one.
+    line: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: std::io::BufRead> Records<R> {
+    fn new(input: R, n: usize) -> Records<R> {
+        Records {
+            input,
+            n,
+            line: 0,
+            buf: Vec::new(),
         }
-        let (cells, ints, spaced) = cells_of(l);
+    }
+
+    /// The next line, None at the end of the input.
+    fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        self.buf.clear();
+        let (mut len, mut any) = (0usize, false);
+        loop {
+            let chunk = match self.input.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            any = true;
+            let (take, end) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(p) => (p, true),
+                None => (chunk.len(), false),
+            };
+            len += take;
+            if len <= MAX_LINE {
+                self.buf.extend_from_slice(&chunk[..take]);
+            }
+            self.input.consume(take + usize::from(end));
+            if end {
+                break;
+            }
+        }
+        if !any {
+            return Ok(None);
+        }
+        self.line += 1;
+        if len > MAX_LINE {
+            return Ok(Some(Line::TooLong(len)));
+        }
+        Ok(Some(match std::str::from_utf8(&self.buf) {
+            Ok(t) => Line::Text(t.trim().to_string()),
+            Err(_) => Line::NotText,
+        }))
+    }
+
+    /// Why line `at` of `line` could not be read, in words.
+    fn unreadable(at: usize, line: &Line) -> String {
+        match line {
+            Line::TooLong(len) => {
+                format!("line {at}: {len} bytes, longer than any grid ({MAX_LINE} at most)")
+            }
+            _ => format!("line {at}: not text"),
+        }
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for Records<R> {
+    type Item = std::io::Result<Record>;
+
+    fn next(&mut self) -> Option<std::io::Result<Record>> {
+        let l = loop {
+            match self.next_line() {
+                Err(e) => return Some(Err(e)),
+                Ok(None) => return None,
+                Ok(Some(Line::Text(t))) if t.is_empty() || t.starts_with('#') => {}
+                Ok(Some(Line::Text(t))) => break t,
+                Ok(Some(bad)) => {
+                    return Some(Ok(Record {
+                        line: self.line,
+                        layout: Layout::Chars,
+                        cells: Err(Self::unreadable(self.line, &bad)),
+                    }));
+                }
+            }
+        };
+        let (cells, ints, spaced) = cells_of(&l);
         let k = cells.len();
         let side = (k as f64).sqrt().round() as usize;
-        if n == 0 {
-            n = if side * side == k && side > 1 {
+        if self.n == 0 {
+            self.n = if side * side == k && side > 1 {
                 side
             } else {
                 k
             };
         }
-        let start = i + 1;
+        let (n, start) = (self.n, self.line);
         if k == n * n && n > 1 {
-            out.push(Record {
+            return Some(Ok(Record {
                 line: start,
                 layout: if ints { Layout::Ints } else { Layout::Chars },
                 cells: collect(cells, start),
-            });
-            i += 1;
-            continue;
+            }));
         }
         if k != n {
             // Neither a line nor a block's first row of this size: one
             // record in error, so the records after it keep their places.
-            out.push(Record {
+            return Some(Ok(Record {
                 line: start,
                 layout: if ints { Layout::Ints } else { Layout::Chars },
                 cells: Err(format!(
                     "line {start}: {k} cells: not a {n}x{n} line ({}) or row ({n})",
                     n * n
                 )),
-            });
-            i += 1;
-            continue;
+            }));
         }
-        // A block: n rows of n cells.
+        // A block: n rows of n cells, this line the first.
         let mut all = Vec::with_capacity(n * n);
+        all.extend(cells);
         let mut fault = None;
-        let mut rows = 0;
-        while rows < n && i < lines.len() {
-            let l = lines[i].trim();
-            i += 1;
-            if l.is_empty() || l.starts_with('#') || l.chars().all(|c| "-+| ".contains(c)) {
-                continue;
-            }
-            let (row, _, _) = cells_of(l);
+        let mut rows = 1;
+        while rows < n {
+            let row = match self.next_line() {
+                Err(e) => return Some(Err(e)),
+                Ok(None) => break,
+                Ok(Some(Line::Text(t))) => {
+                    if t.is_empty() || t.starts_with('#') || t.chars().all(|c| "-+| ".contains(c)) {
+                        continue;
+                    }
+                    cells_of(&t).0
+                }
+                Ok(Some(bad)) => {
+                    fault.get_or_insert_with(|| Self::unreadable(self.line, &bad));
+                    rows += 1;
+                    continue;
+                }
+            };
             if row.len() != n && fault.is_none() {
                 fault = Some(format!(
                     "line {}: expected {n} cells in a row, found {}",
-                    i,
+                    self.line,
                     row.len()
                 ));
             }
@@ -254,13 +351,20 @@ fn records(text: &str, mut n: usize) -> Vec<Record> {
             None if rows < n => Err(format!("line {start}: incomplete grid: {rows} of {n} rows")),
             None => collect(all, start),
         };
-        out.push(Record {
+        Some(Ok(Record {
             line: start,
             layout: Layout::Block { ints, spaced },
             cells,
-        });
+        }))
     }
-    out
+}
+
+/// Every record of `text`, as [`Records`] reads them.
+#[cfg(test)]
+fn records(text: &str, n: usize) -> Vec<Record> {
+    Records::new(text.as_bytes(), n)
+        .collect::<std::io::Result<_>>()
+        .unwrap()
 }
 
 fn collect(cells: Vec<Option<u32>>, line: usize) -> Result<Vec<u32>, String> {
@@ -348,24 +452,23 @@ pub async fn run(
     quiet: bool,
     written: Written,
 ) -> anyhow::Result<i32> {
-    let mut text = String::new();
-    input
-        .read_to_string(&mut text)
-        .context("reading the puzzles")?;
     let side = match size {
         Size::Given(s) | Size::Sniffed(Sniffed::Square(s)) => s.side(),
         Size::Sniffed(Sniffed::NeedsBox(n)) => n,
         Size::Auto | Size::Sniffed(Sniffed::Nine) => 0,
     };
-    let records = records(&text, side);
-    let shape = match (size, records.first()) {
+    // Read as the puzzles are solved: one record held at a time.
+    let mut records = Records::new(std::io::BufReader::with_capacity(1 << 16, input), side);
+    let first = records.next().transpose().context("reading the puzzles")?;
+    let shape = match (size, first.as_ref()) {
         (Size::Given(s), _) => s,
         (_, None) => return Ok(0),
         (Size::Sniffed(Sniffed::NeedsBox(n)), Some(_)) => {
             // Every record answered, so outputs stay one per input.
             let why = needs_box(n);
             let mut out = std::io::stdout().lock();
-            for r in &records {
+            for r in first.into_iter().map(Ok).chain(records) {
+                let r = r.context("reading the puzzles")?;
                 let e = format!("line {}: {why}", r.line);
                 eprintln!("{e}");
                 if written.jsonl {
@@ -412,7 +515,8 @@ pub async fn run(
     let mut solver = SizedSolver::new(&SizedGrid::empty(shape), limit);
     let mut out = std::io::stdout().lock();
     let mut failed = false;
-    for r in records {
+    for r in first.into_iter().map(Ok).chain(records) {
+        let r = r.context("reading the puzzles")?;
         let puzzle = match r.cells {
             // The record's own errors name the line; the output does too.
             Err(e) => Err(e

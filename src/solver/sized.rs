@@ -718,10 +718,10 @@ impl SizedSolver {
             // found when its last candidate goes), but is no solution.
             return Node::Dead;
         }
-        if fewest > 2 {
-            if let Some(place) = self.two_places() {
-                return place;
-            }
+        if fewest > 2
+            && let Some(place) = self.two_places()
+        {
+            return place;
         }
         Node::Cell(best)
     }

@@ -233,7 +233,7 @@ async fn health_command() {
 /// Runs `sudoku solve ARGS` with piped stdin and stdout: writes ONE puzzle,
 /// reads its answer, and only then closes stdin. An answer that waited for
 /// the end of the input would hang here instead.
-fn answers_before_the_input_ends(args: &[&str]) {
+fn answers_before_the_input_ends(args: &[&str], puzzle: &str, solved: &str) {
     use std::io::{BufRead, BufReader};
     let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
         .args(args)
@@ -243,12 +243,12 @@ fn answers_before_the_input_ends(args: &[&str]) {
         .spawn()
         .expect("the sudoku binary runs");
     let mut stdin = child.stdin.take().unwrap();
-    writeln!(stdin, "{CLASSIC}").unwrap();
+    writeln!(stdin, "{puzzle}").unwrap();
     stdin.flush().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut answer = String::new();
     stdout.read_line(&mut answer).unwrap();
-    assert_eq!(answer.trim_end(), CLASSIC_SOLVED);
+    assert_eq!(answer.trim_end(), solved);
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -260,7 +260,17 @@ fn answers_before_the_input_ends(args: &[&str]) {
 
 #[test]
 fn local_answers_the_first_puzzle_before_the_input_ends() {
-    answers_before_the_input_ends(&["solve", "--local"]);
+    answers_before_the_input_ends(&["solve", "--local"], CLASSIC, CLASSIC_SOLVED);
+}
+
+/// A 4x4 puzzle (one blank) and its solution, for the other sizes' reader.
+const FOUR: (&str, &str) = ("1.34341221434321", "1234341221434321");
+
+#[test]
+fn other_sizes_answer_the_first_puzzle_before_the_input_ends() {
+    answers_before_the_input_ends(&["solve", "--local", "--box", "2x2"], FOUR.0, FOUR.1);
+    // Without --box, the size comes from the first record.
+    answers_before_the_input_ends(&["solve", "--local"], FOUR.0, FOUR.1);
 }
 
 #[tokio::test]
@@ -268,7 +278,12 @@ async fn server_answers_the_first_puzzle_before_the_input_ends() {
     let server = TestServer::start().await;
     let target = server.target();
     tokio::task::spawn_blocking(move || {
-        answers_before_the_input_ends(&["solve", "--server", &target]);
+        answers_before_the_input_ends(&["solve", "--server", &target], CLASSIC, CLASSIC_SOLVED);
+        answers_before_the_input_ends(
+            &["solve", "--server", &target, "--box", "2x2"],
+            FOUR.0,
+            FOUR.1,
+        );
     })
     .await
     .unwrap();
@@ -595,6 +610,34 @@ async fn a_2_gib_line_is_one_error_in_bounded_memory_through_a_server() {
     tokio::task::spawn_blocking(move || a_2_gib_line(&["solve", "--server", &target]))
         .await
         .unwrap();
+}
+
+/// The reader of other sizes: a 4x4 puzzle, a line of 256 MiB, the puzzle
+/// again. The long line is one error naming line 2, both puzzles are
+/// answered in their places, and memory stays bounded (at most 1 MiB of a
+/// line is kept).
+#[test]
+fn a_long_line_of_another_size_is_one_error_in_bounded_memory() {
+    const LEN: usize = 256 << 20;
+    let (code, stdout, stderr, kb) = fed(&["solve", "--local", "--box", "2x2"], |stdin| {
+        writeln!(stdin, "{}", FOUR.0)?;
+        let chunk = vec![b'.'; 1 << 20];
+        for _ in 0..LEN / chunk.len() {
+            stdin.write_all(&chunk)?;
+        }
+        writeln!(stdin)?;
+        writeln!(stdin, "{}", FOUR.0)
+    });
+    assert_eq!(code, Some(1), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout:.300}");
+    assert_eq!(lines[0], FOUR.1);
+    assert_eq!(
+        lines[1],
+        format!("# error: line 2: {LEN} bytes, longer than any grid (1048576 at most)")
+    );
+    assert_eq!(lines[2], FOUR.1);
+    assert!(kb > 0 && kb < 64 * 1024, "peak RSS {kb} kB");
 }
 
 /// What a record should come to: its first line, its outcome and, for a
