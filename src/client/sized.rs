@@ -18,7 +18,7 @@ use anyhow::{Context, anyhow};
 use super::solve::{Done, Outcome, code_name, json_answer, without_field_path};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
-use crate::puzzle::sized::{Shape, SizedGrid, char_value, value_char};
+use crate::puzzle::sized::{At, Shape, SizedError, SizedGrid, char_value, value_char};
 use crate::solver::Progress;
 use crate::solver::sized::SizedSolver;
 
@@ -368,11 +368,55 @@ fn records(text: &str, n: usize) -> Vec<Record> {
 }
 
 fn collect(cells: Vec<Option<u32>>, line: usize) -> Result<Vec<u32>, String> {
+    let n = cells.len().isqrt().max(1);
     cells
         .iter()
         .enumerate()
-        .map(|(i, c)| c.ok_or_else(|| format!("line {line}: cell {i} is not a value")))
+        .map(|(i, c)| {
+            c.ok_or_else(|| {
+                format!(
+                    "line {line}: row {}, column {}: not a value",
+                    i / n + 1,
+                    i % n + 1
+                )
+            })
+        })
         .collect()
+}
+
+/// A grid's fault in the command's words: rows, columns and boxes numbered
+/// from 1, as in the 9x9 path's messages (the wire's count from 0, as its
+/// field indices do).
+fn explain(err: &SizedError) -> String {
+    let at = |a: &At| format!("row {}, column {}", a.row + 1, a.col + 1);
+    match err {
+        SizedError::Conflict {
+            kind,
+            unit,
+            first,
+            second,
+            value,
+        } => format!(
+            "{value} is given twice in {kind} {}: at {} and {}",
+            unit + 1,
+            at(first),
+            at(second)
+        ),
+        SizedError::BadChar {
+            at: a,
+            ch,
+            expected,
+        } => {
+            format!(
+                "{}: unexpected character {ch:?}; expected {expected}, '.' or '0'",
+                at(a)
+            )
+        }
+        SizedError::OutOfRange { at: a, value, max } => {
+            format!("{}: value {value} is out of range; expected 0-{max}", at(a))
+        }
+        other => other.to_string(),
+    }
 }
 
 /// `grid` written in `layout`.
@@ -525,7 +569,7 @@ pub async fn run(
                 .to_string()),
             Ok(c) => SizedGrid::from_cells(shape, &c)
                 .and_then(|g| g.check_givens().map(|()| g))
-                .map_err(|e| e.to_string()),
+                .map_err(|e| explain(&e)),
         };
         let answer = match puzzle {
             Err(e) => Done::invalid(e),

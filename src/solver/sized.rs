@@ -25,13 +25,14 @@
 //! confined to one row or column of a box leaves the rest of that line;
 //! claiming: a value confined to one box of a line leaves the rest of that
 //! box). Then a look-ahead on the two-valued cells (up to `PROBES` of
-//! them): each value is tried and propagated, then undone; a value that
-//! fails forces the other, and otherwise the search branches on the cell
-//! whose two sides close the most cells (the product of both). Without a
-//! two-valued cell, MRV: a value with two places left in a unit when there
-//! is one, else an open cell with the fewest candidates. On the 25x25-hard
-//! set (44% clues) the look-ahead cut the search from 4.5M nodes to 135k
-//! (probes counted) and the time about 28-fold.
+//! them; below 16x16 only once a search has guessed 128 times): each value
+//! is tried and propagated, then undone; a value that fails forces the
+//! other, and otherwise the search branches on the cell whose two sides
+//! close the most cells (the product of both). Without a two-valued cell,
+//! MRV: a value with two places left in a unit when there is one, else an
+//! open cell with the fewest candidates. On the 25x25-hard set (44% clues)
+//! the look-ahead cut the search from 4.5M nodes to 135k (probes counted)
+//! and the time about 28-fold.
 
 use super::{Progress, Stats};
 use crate::puzzle::sized::{Shape, SizedGrid, UnitKind};
@@ -653,6 +654,9 @@ impl SizedSolver {
                 Ok(true) => return Node::Solved,
                 Ok(false) => {}
             }
+            if self.answer.stats.guesses < probe_after(self.n) {
+                break;
+            }
             // Look ahead on up to PROBES two-valued cells: a value that
             // fails forces the other; otherwise branch where both sides
             // close the most cells. Each probe counts as a node of the
@@ -768,6 +772,16 @@ impl SizedSolver {
 /// node costs at most `2 * PROBES + 1` of the budget). On the 25x25-hard
 /// set, 32 solved as fast as no cap; 4 took four times as long.
 const PROBES: usize = 32;
+
+/// Guesses a search of side `n` makes before it starts to look ahead.
+/// From 16x16 up the look-ahead pays from the root (16x16-hard's p99 went
+/// from 48 ms to 8 ms, 25x25-hard's median from 1.35 s to 83 ms); below,
+/// most searches are short and the probes would cost them more than they
+/// save (on 9x9, probing from the root took serg's set from 9.7 to 104 us
+/// a puzzle), so only a search that has guessed 128 times starts.
+fn probe_after(n: usize) -> u64 {
+    if n >= 16 { 0 } else { 128 }
+}
 
 /// Trail entries reserved for a grid of `cells` cells.
 fn trail_reserve(cells: usize) -> usize {

@@ -684,10 +684,11 @@ async fn the_cli_asks_for_the_box_a_side_cannot_tell() {
 async fn the_cli_writes_jsonl_for_every_size() {
     let server = TestServer::start().await;
     let six = puzzle(Shape::new(2, 3).unwrap());
+    let clashed = six.values().iter().position(|&v| v != 0).unwrap();
     // A given's digit put beside it in its row: a clash of givens.
     let clash = {
         let mut g = six.clone();
-        let i = g.values().iter().position(|&v| v != 0).unwrap();
+        let i = clashed;
         let d = g.values()[i];
         g.values_mut()[i / 6 * 6 + (i % 6 + 1) % 6] = d;
         g
@@ -723,6 +724,17 @@ async fn the_cli_writes_jsonl_for_every_size() {
         assert!(s.is_valid_solution() && six.is_kept_by(&s));
         assert_eq!(objects[1]["outcome"], "invalid");
         assert_eq!(objects[1]["error"]["code"], "INVALID_ARGUMENT");
+        // Rows and columns counted from 1, as in every message of the CLI:
+        // the clash names the changed cell.
+        let j = clashed / 6 * 6 + (clashed % 6 + 1) % 6;
+        let msg = objects[1]["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.starts_with(&format!("{} is given twice in ", six.values()[clashed]))
+                && msg.contains(&format!("row {}, column {}", j / 6 + 1, j % 6 + 1))
+                && !msg.contains("row 0")
+                && !msg.contains("column 0"),
+            "{msg}"
+        );
         assert_eq!(objects[2]["line"], 3);
         assert_eq!(objects[2]["outcome"], "invalid");
         runs.push(
