@@ -123,6 +123,11 @@ impl SolveArgs {
     pub(super) fn is_local(&self) -> bool {
         self.local && self.boxx.is_none()
     }
+
+    /// True for one stream to one server (see the runtime in `main`).
+    pub(super) fn is_one_stream(&self) -> bool {
+        self.server.len() == 1 && self.streams.unwrap_or(1) <= 1
+    }
 }
 
 /// Where a puzzle came from, kept until its answer is printed.
