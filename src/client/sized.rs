@@ -19,6 +19,7 @@ use super::solve::{Done, Outcome, code_name, json_answer, without_field_path};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::sized::{At, Shape, SizedError, SizedGrid, char_value, value_char};
+use crate::puzzle::text::read_line;
 use crate::solver::Progress;
 use crate::solver::sized::SizedSolver;
 
@@ -217,34 +218,9 @@ impl<R: std::io::BufRead> Records<R> {
 
     /// The next line, None at the end of the input.
     fn next_line(&mut self) -> std::io::Result<Option<Line>> {
-        self.buf.clear();
-        let (mut len, mut any) = (0usize, false);
-        loop {
-            let chunk = match self.input.fill_buf() {
-                Ok(c) => c,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if chunk.is_empty() {
-                break;
-            }
-            any = true;
-            let (take, end) = match chunk.iter().position(|&b| b == b'\n') {
-                Some(p) => (p, true),
-                None => (chunk.len(), false),
-            };
-            len += take;
-            if len <= MAX_LINE {
-                self.buf.extend_from_slice(&chunk[..take]);
-            }
-            self.input.consume(take + usize::from(end));
-            if end {
-                break;
-            }
-        }
-        if !any {
+        let Some(len) = read_line(&mut self.input, &mut self.buf, MAX_LINE)? else {
             return Ok(None);
-        }
+        };
         self.line += 1;
         if len > MAX_LINE {
             return Ok(Some(Line::TooLong(len)));

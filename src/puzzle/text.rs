@@ -195,38 +195,6 @@ impl<R: std::io::Read> Reader<R> {
         !self.ready.is_empty() || !self.inner.buffer().is_empty()
     }
 
-    /// Reads the next line into `buf` (without its end), keeping at most
-    /// [`MAX_LINE`] bytes. Returns the line's full length in bytes, or
-    /// `None` at the end of the input.
-    fn read_line(&mut self) -> std::io::Result<Option<usize>> {
-        use std::io::BufRead;
-        self.buf.clear();
-        let mut total = 0usize;
-        let mut any = false;
-        loop {
-            let avail = match self.inner.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if avail.is_empty() {
-                return Ok(any.then_some(total));
-            }
-            any = true;
-            let (chunk, used, end) = match avail.iter().position(|&b| b == b'\n') {
-                Some(i) => (&avail[..i], i + 1, true),
-                None => (avail, avail.len(), false),
-            };
-            let room = MAX_LINE.saturating_sub(self.buf.len());
-            self.buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            total += chunk.len();
-            self.inner.consume(used);
-            if end {
-                return Ok(Some(total));
-            }
-        }
-    }
-
     fn flush_block(&mut self) {
         if let Some(b) = self.block.take() {
             self.ready.push_back(b.into_entry());
@@ -270,7 +238,7 @@ impl<R: std::io::Read> Reader<R> {
     /// Reads lines until at least one entry is ready or the input ends.
     fn advance(&mut self) -> std::io::Result<()> {
         while self.ready.is_empty() {
-            let Some(len) = self.read_line()? else {
+            let Some(len) = read_line(&mut self.inner, &mut self.buf, MAX_LINE)? else {
                 self.flush_block();
                 self.done = true;
                 return Ok(());
@@ -458,6 +426,42 @@ impl<R: std::io::Read> Iterator for Reader<R> {
 
 fn is_cell_byte(b: u8) -> bool {
     matches!(b, b'0'..=b'9' | b'.')
+}
+
+/// Reads the next line of `input` into `buf` (without its end), keeping at
+/// most `max` bytes of it, so a line without a break cannot grow memory.
+/// Returns the line's full length in bytes, or `None` at the end of the
+/// input.
+pub(crate) fn read_line(
+    input: &mut impl std::io::BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<usize>> {
+    buf.clear();
+    let mut total = 0usize;
+    let mut any = false;
+    loop {
+        let avail = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(any.then_some(total));
+        }
+        any = true;
+        let (chunk, used, end) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (&avail[..i], i + 1, true),
+            None => (avail, avail.len(), false),
+        };
+        let room = max.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        total += chunk.len();
+        input.consume(used);
+        if end {
+            return Ok(Some(total));
+        }
+    }
 }
 
 /// Reads every puzzle in `text`, stopping at a NUL byte (not text).

@@ -332,18 +332,22 @@ impl SizedSolver {
         if last {
             self.frames.pop();
         }
+        self.back_to(mark);
+        self.queue.push((cell, v));
+        true
+    }
+
+    /// Undoes the board to trail length `mark`, a point propagation left
+    /// at its fixpoint: no unit has anything new, and nothing is queued.
+    fn back_to(&mut self, mark: usize) {
         while self.trail.len() > mark {
             if let Some((i, old)) = self.trail.pop() {
                 self.words[i as usize] = old;
             }
         }
-        // Back at a branch point, which propagation left at its fixpoint:
-        // no unit has anything new until the guess goes in.
         self.hs_dirty = [0; 3];
         self.bl_dirty = [0; 3];
         self.queue.clear();
-        self.queue.push((cell, v));
-        true
     }
 
     /// What the search has found so far.
@@ -624,7 +628,6 @@ impl SizedSolver {
     /// left open, or None when it leads to a contradiction.
     fn probe(&mut self, cell: usize, v: u8) -> Option<u64> {
         let mark = self.trail.len();
-        let was = self.probing;
         self.probing = true;
         self.queue.clear();
         self.queue.push((cell as u16, v));
@@ -632,15 +635,8 @@ impl SizedSolver {
             Ok(_) => Some(self.words[2 * self.cells + 3 * self.n]),
             Err(Dead) => None,
         };
-        while self.trail.len() > mark {
-            if let Some((i, old)) = self.trail.pop() {
-                self.words[i as usize] = old;
-            }
-        }
-        self.probing = was;
-        self.hs_dirty = [0; 3];
-        self.bl_dirty = [0; 3];
-        self.queue.clear();
+        self.probing = false;
+        self.back_to(mark);
         out
     }
 
