@@ -7,6 +7,13 @@
 # are unique and minimal and carry their rating; QQwing's expert ones are
 # unique and (by its defaults) minimal.
 #
+# QQwing's expert is a wider class than our expert label: it means QQwing's
+# singles-and-pairs solver had to guess, which every puzzle of our hard,
+# expert or extreme label makes it do. So the script also runs
+# `--min-level hard` (hard or harder), the like-for-like match for QQwing's
+# expert, and has `qqwing --solve --stats` rate those puzzles: the line
+# GENERATE like_for_like says how many QQwing calls expert.
+#
 #   benches/generate.sh                       # 3 rounds
 #   ROUNDS=5 N=2000 QQ_N=200 benches/generate.sh
 #   LABELS="easy medium" benches/generate.sh
@@ -49,10 +56,12 @@ for round in $(seq 1 "$rounds"); do
     s=$(seconds "${pin[@]}" "$sudoku" generate --local --threads 1 -n "$count" --seed "$round" --level "$label")
     rates[$label]+="$(echo "$count / $s" | bc -l) "
   done
+  s=$(seconds "${pin[@]}" "$sudoku" generate --local --threads 1 -n "$n" --seed "$round" --min-level hard)
+  rates[hard+]+="$(echo "$n / $s" | bc -l) "
   s=$(seconds "${pin[@]}" "$qqwing" --generate "$qq_n" --difficulty expert)
   qq=$(echo "$qq_n / $s" | bc -l)
   qq_rates+=("$qq")
-  for label in $labels; do
+  for label in $labels hard+; do
     last=$(echo "${rates[$label]}" | awk '{print $NF}')
     ratios[$label]+="$(echo "$last / $qq" | bc -l) "
   done
@@ -66,3 +75,8 @@ for label in $labels; do
   x=$(echo "${ratios[$label]}" | tr ' ' '\n' | grep . | median)
   printf 'GENERATE label=%s puzzles_per_s=%.0f ratio_to_qqwing_expert=%.1f\n' "$label" "$r" "$x"
 done
+r=$(echo "${rates[hard+]}" | tr ' ' '\n' | grep . | median)
+x=$(echo "${ratios[hard+]}" | tr ' ' '\n' | grep . | median)
+"$sudoku" generate --local -n "$n" --seed 1 --min-level hard >"$repo/target/generate-hard-plus.txt"
+expert=$("$qqwing" --solve --stats <"$repo/target/generate-hard-plus.txt" | grep -c '^Difficulty: Expert' || true)
+printf 'GENERATE like_for_like=min-level-hard puzzles_per_s=%.0f ratio_to_qqwing_expert=%.1f qqwing_rates_expert=%d/%d\n' "$r" "$x" "$expert" "$n"

@@ -86,8 +86,12 @@ pub struct GenerateArgs {
     #[arg(short = 'n', long, default_value_t = 1)]
     count: u32,
     /// Difficulty: easy, medium, hard, expert or extreme (default: any).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["min_level", "min_rating", "max_rating"])]
     level: Option<Label>,
+    /// Lowest difficulty: this level or any harder one, extreme included
+    /// (every `--min-level hard` puzzle is one QQwing rates expert).
+    #[arg(long, conflicts_with_all = ["min_rating", "max_rating"])]
+    min_level: Option<Label>,
     /// Lowest SE rating (instead of --level).
     #[arg(long)]
     min_rating: Option<f32>,
@@ -593,13 +597,15 @@ pub async fn generate(args: GenerateArgs) -> anyhow::Result<i32> {
         Some(c) => parse_clues(c)?,
         None => (0, 0),
     };
-    let label = args.level.map_or(pb::Label::Unspecified, |l| match l {
-        Label::Easy => pb::Label::Easy,
-        Label::Medium => pb::Label::Medium,
-        Label::Hard => pb::Label::Hard,
-        Label::Expert => pb::Label::Expert,
-        Label::Extreme => pb::Label::Extreme,
-    });
+    let label_pb = |l: Option<Label>| {
+        l.map_or(pb::Label::Unspecified, |l| match l {
+            Label::Easy => pb::Label::Easy,
+            Label::Medium => pb::Label::Medium,
+            Label::Hard => pb::Label::Hard,
+            Label::Expert => pb::Label::Expert,
+            Label::Extreme => pb::Label::Extreme,
+        }) as i32
+    };
     let symmetry = match args.symmetry {
         Symmetry::None => pb::Symmetry::None,
         Symmetry::Rotate180 => pb::Symmetry::Rotate180,
@@ -612,7 +618,8 @@ pub async fn generate(args: GenerateArgs) -> anyhow::Result<i32> {
     };
     let request = pb::GenerateRequest {
         count: args.count,
-        label: label as i32,
+        label: label_pb(args.level),
+        min_label: label_pb(args.min_level),
         min_rating: args.min_rating.unwrap_or(0.0),
         max_rating: args.max_rating.unwrap_or(0.0),
         symmetry: symmetry as i32,

@@ -13,6 +13,8 @@ pub enum Target {
     Any,
     /// Puzzles with this label.
     Label(Label),
+    /// Puzzles with this label or a harder one, extreme included.
+    AtLeast(Label),
     /// Puzzles the techniques finish with an SE rating in `min..=max`.
     /// A puzzle they cannot finish has no rating, so none matches.
     Rating {
@@ -55,6 +57,21 @@ impl Target {
                 }
                 &move |r: &Rating| r.label == label
             }
+            Target::AtLeast(floor) => {
+                // The hardest technique of an easier label: a puzzle that
+                // needs more is at least `floor`.
+                let easier = Technique::ALL
+                    .iter()
+                    .copied()
+                    .rev()
+                    .find(|t| t.label() < floor);
+                if let Some(ceiling) = easier
+                    && let Reach::Solved(_) = logic::reach(puzzle, ceiling)
+                {
+                    return None;
+                }
+                &move |r: &Rating| r.label >= floor
+            }
             Target::Rating { min, max } => {
                 let ceiling = Technique::ALL
                     .iter()
@@ -94,6 +111,42 @@ mod tests {
                 assert_eq!(got.extra.label, label);
                 assert_eq!(logic::rate(&got.candidate.puzzle).unwrap(), got.extra);
             }
+        }
+    }
+
+    #[test]
+    fn a_floor_keeps_its_label_and_every_harder_one() {
+        let mut solver = Solver::new(&Grid::EMPTY, 1);
+        let target = Target::AtLeast(Label::Hard);
+        let mut seen = Vec::new();
+        for i in 0..12 {
+            let got = Search::new(5, i, Options::default())
+                .run(&mut solver, &mut |c| target.accept(c))
+                .expect("a puzzle");
+            assert!(got.extra.label >= Label::Hard, "{:?}", got.extra);
+            assert_eq!(logic::rate(&got.candidate.puzzle).unwrap(), got.extra);
+            seen.push(got.extra.label);
+        }
+        // Not one label in disguise: unfinished puzzles come too.
+        assert!(seen.contains(&Label::Extreme), "{seen:?}");
+        assert!(seen.iter().any(|&l| l < Label::Extreme), "{seen:?}");
+        // The first candidate whose full rating is hard or harder, no other.
+        for i in 0..4 {
+            let search = Search::new(8, i, Options::default());
+            let kept = search
+                .clone()
+                .run(&mut solver, &mut |c| target.accept(c))
+                .unwrap();
+            let mut every = search;
+            let first = loop {
+                let got = every
+                    .run(&mut solver, &mut |c| Target::Any.accept(c))
+                    .unwrap();
+                if got.extra.label >= Label::Hard {
+                    break got;
+                }
+            };
+            assert_eq!(first, kept);
         }
     }
 

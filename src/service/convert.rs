@@ -556,7 +556,7 @@ pub(super) fn parse_generate(
             1
         }
     };
-    let label = match pb::Label::try_from(request.label) {
+    let mut label_of = |field: &str, value: i32| match pb::Label::try_from(value) {
         Ok(pb::Label::Unspecified) => None,
         Ok(pb::Label::Easy) => Some(Label::Easy),
         Ok(pb::Label::Medium) => Some(Label::Medium),
@@ -564,10 +564,12 @@ pub(super) fn parse_generate(
         Ok(pb::Label::Expert) => Some(Label::Expert),
         Ok(pb::Label::Extreme) => Some(Label::Extreme),
         Err(_) => {
-            bad("label", format!("unknown label {}", request.label));
+            bad(field, format!("unknown label {value}"));
             None
         }
     };
+    let label = label_of("label", request.label);
+    let floor = label_of("min_label", request.min_label);
     let (min_r, max_r) = (request.min_rating, request.max_rating);
     let ranged = min_r != 0.0 || max_r != 0.0;
     if !(min_r.is_finite() && max_r.is_finite() && min_r >= 0.0 && max_r >= 0.0) {
@@ -584,13 +586,21 @@ pub(super) fn parse_generate(
             "set a label or a rating range, not both".to_string(),
         );
     }
-    let target = match (label, ranged) {
-        (Some(l), _) => Target::Label(l),
-        (None, true) => Target::Rating {
+    if floor.is_some() && (ranged || label.is_some()) {
+        bad(
+            "min_label",
+            "set one of label, min_label and a rating range".to_string(),
+        );
+    }
+    let target = match (label, floor, ranged) {
+        (Some(l), _, _) => Target::Label(l),
+        (None, Some(Label::Easy), false) => Target::Any,
+        (None, Some(f), false) => Target::AtLeast(f),
+        (None, _, true) => Target::Rating {
             min: min_r,
             max: if max_r == 0.0 { f32::MAX } else { max_r },
         },
-        (None, false) => Target::Any,
+        (None, None, false) => Target::Any,
     };
     let symmetry = match pb::Symmetry::try_from(request.symmetry) {
         Ok(pb::Symmetry::Unspecified | pb::Symmetry::None) => Symmetry::None,
@@ -611,9 +621,15 @@ pub(super) fn parse_generate(
     if let Some(shape) = shape {
         let other = "sizes other than 9x9 are made unrated, without symmetry, to a \
                      min_clues floor only";
-        if label.is_some() || ranged {
+        if label.is_some() || floor.is_some() || ranged {
             bad(
-                if ranged { "min_rating" } else { "label" },
+                if ranged {
+                    "min_rating"
+                } else if floor.is_some() {
+                    "min_label"
+                } else {
+                    "label"
+                },
                 other.to_string(),
             );
         }

@@ -79,3 +79,42 @@ fn ratings_agree_with_qqwing_levels() {
         }
     }
 }
+
+/// `sudoku generate --min-level hard` is the match for QQwing's expert:
+/// every puzzle it makes needs more than singles, intersections and pairs,
+/// so QQwing's solver has to guess on each.
+#[test]
+fn qqwing_rates_every_puzzle_of_hard_or_harder_expert() {
+    if !have("qqwing") {
+        skip(
+            "qqwing_rates_every_puzzle_of_hard_or_harder_expert",
+            "qqwing is not installed",
+        );
+        return;
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sudoku"));
+    cmd.args(["generate", "--local", "-n", "40", "--seed", "9"])
+        .args(["--min-level", "hard"]);
+    let out = run(cmd, Duration::from_secs(120)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.success, "{}", out.both());
+    let puzzles: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(puzzles.len(), 40, "{}", out.stdout);
+    let path = std::env::temp_dir().join(format!("hard-plus-{}.txt", std::process::id()));
+    std::fs::write(&path, out.stdout.as_bytes()).unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("qqwing --solve --stats < \"$0\"")
+        .arg(&path);
+    let rated = run(cmd, Duration::from_secs(120)).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_file(&path);
+    assert!(rated.success, "{}", rated.both());
+    let levels: Vec<&str> = rated
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("Difficulty: "))
+        .collect();
+    assert_eq!(levels.len(), 40, "{}", rated.stdout);
+    for (p, level) in puzzles.iter().zip(&levels) {
+        assert_eq!(*level, "Expert", "qqwing rates {p} {level}");
+    }
+}

@@ -284,6 +284,64 @@ async fn generated_puzzles_are_unique_minimal_rated_and_the_same_for_the_same_se
     }
 }
 
+#[tokio::test]
+async fn a_label_floor_generates_that_label_or_harder_and_refuses_a_second_target() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let request = pb::GenerateRequest {
+        count: 16,
+        min_label: pb::Label::Hard as i32,
+        seed: Some(31),
+        ..Default::default()
+    };
+    let got = generate(&mut client, request).await;
+    assert_eq!(got.len(), 16);
+    let mut labels = Vec::new();
+    for r in &got {
+        let p = r.puzzle.as_ref().unwrap();
+        let puzzle = Grid::from_text(&p.puzzle.as_ref().unwrap().text).unwrap();
+        assert_unique_and_minimal(&puzzle);
+        let label = p.rating.as_ref().unwrap().label();
+        assert!(
+            matches!(
+                label,
+                pb::Label::Hard | pb::Label::Expert | pb::Label::Extreme
+            ),
+            "{label:?} for {puzzle}"
+        );
+        labels.push(label);
+    }
+    assert!(labels.contains(&pb::Label::Extreme), "{labels:?}");
+    assert!(labels.contains(&pb::Label::Hard), "{labels:?}");
+    for (other, field) in [
+        (
+            pb::GenerateRequest {
+                label: pb::Label::Hard as i32,
+                ..request
+            },
+            "min_label",
+        ),
+        (
+            pb::GenerateRequest {
+                min_rating: 3.0,
+                ..request
+            },
+            "min_label",
+        ),
+        (
+            pb::GenerateRequest {
+                min_label: 99,
+                ..request
+            },
+            "min_label",
+        ),
+    ] {
+        let err = client.generate(other).await.expect_err("two targets");
+        assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+        assert!(bad_fields(&err).contains(&field.to_string()), "{err:?}");
+    }
+}
+
 #[test]
 fn generate_local_and_through_the_server_print_the_same_puzzles() {
     let server = TestServer::start_detached();
