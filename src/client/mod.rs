@@ -18,6 +18,7 @@ mod resend;
 mod sized;
 mod solve;
 mod toolkit;
+mod wire;
 
 pub use connect::connect;
 

@@ -13,6 +13,7 @@
 //! queue, never lost between a dead call and a new one.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
@@ -20,12 +21,33 @@ use std::time::Duration;
 
 use futures::Stream;
 
+use super::wire::{Item, Request};
 use crate::pb;
+
+/// Hashes the ids of one run, which are its input's sequence numbers:
+/// one multiply, where the default hasher's SipHash cost more than the
+/// table itself.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// The items a call has sent and not had answered.
 #[derive(Default)]
 pub struct Tracker {
-    pending: HashMap<u64, pb::BatchItem>,
+    pending: HashMap<u64, Item, BuildHasherDefault<IdHasher>>,
     /// Set when the call is given up: its source takes nothing more.
     closed: bool,
 }
@@ -49,10 +71,10 @@ impl Shared {
 
     /// Gives the call up: its source takes nothing more from the queue,
     /// and the items it left unanswered are returned in input order.
-    pub fn close(&self) -> Vec<pb::BatchItem> {
+    pub fn close(&self) -> Vec<Item> {
         let mut t = self.lock();
         t.closed = true;
-        let mut left: Vec<pb::BatchItem> = t.pending.drain().map(|(_, item)| item).collect();
+        let mut left: Vec<Item> = t.pending.drain().map(|(_, item)| item).collect();
         left.sort_unstable_by_key(|item| item.id);
         left
     }
@@ -60,10 +82,10 @@ impl Shared {
 
 /// The request messages of one call: the items `again` first, in messages
 /// of `batch`, then the shared queue until it ends.
-pub struct Source {
-    again: VecDeque<pb::SolveBatchRequest>,
+pub(super) struct Source {
+    again: VecDeque<Request>,
     // Boxed: a receiver is not `Unpin`.
-    queue: Pin<Box<async_channel::Receiver<pb::SolveBatchRequest>>>,
+    queue: Pin<Box<async_channel::Receiver<Request>>>,
     tracker: Shared,
 }
 
@@ -72,10 +94,10 @@ impl Source {
     /// unanswered) counts as sent from the start, so they are not lost if
     /// this call fails before it sends them.
     pub fn new(
-        again: Vec<pb::BatchItem>,
+        again: Vec<Item>,
         batch: usize,
         options: Option<pb::SolveOptions>,
-        queue: async_channel::Receiver<pb::SolveBatchRequest>,
+        queue: async_channel::Receiver<Request>,
     ) -> (Source, Shared) {
         let tracker = Shared::default();
         let mut messages = VecDeque::new();
@@ -83,11 +105,11 @@ impl Source {
             let mut t = tracker.lock();
             let mut items = again.into_iter().peekable();
             while items.peek().is_some() {
-                let chunk: Vec<pb::BatchItem> = items.by_ref().take(batch.max(1)).collect();
+                let chunk: Vec<Item> = items.by_ref().take(batch.max(1)).collect();
                 for item in &chunk {
-                    t.pending.insert(item.id, item.clone());
+                    t.pending.insert(item.id, *item);
                 }
-                messages.push_back(pb::SolveBatchRequest {
+                messages.push_back(Request {
                     items: chunk,
                     options,
                 });
@@ -103,7 +125,7 @@ impl Source {
 }
 
 impl Stream for Source {
-    type Item = pb::SolveBatchRequest;
+    type Item = Request;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
@@ -119,7 +141,7 @@ impl Stream for Source {
         match this.queue.as_mut().poll_next(cx) {
             Poll::Ready(Some(message)) => {
                 for item in &message.items {
-                    t.pending.insert(item.id, item.clone());
+                    t.pending.insert(item.id, *item);
                 }
                 Poll::Ready(Some(message))
             }
@@ -162,29 +184,31 @@ mod tests {
     use super::*;
     use futures::StreamExt;
 
-    fn item(id: u64) -> pb::BatchItem {
-        pb::BatchItem { id, puzzle: None }
+    fn item(id: u64) -> Item {
+        Item {
+            id,
+            grid: crate::puzzle::Grid::EMPTY,
+        }
     }
 
     #[tokio::test]
     async fn items_left_over_come_first_and_a_closed_source_takes_nothing() {
         let (tx, rx) = async_channel::bounded(4);
-        tx.send(pb::SolveBatchRequest {
+        tx.send(Request {
             items: vec![item(7), item(8)],
             options: None,
         })
         .await
         .unwrap();
-        tx.send(pb::SolveBatchRequest {
+        tx.send(Request {
             items: vec![item(9)],
             options: None,
         })
         .await
         .unwrap();
         let (mut source, tracker) = Source::new(vec![item(2), item(3), item(5)], 2, None, rx);
-        let ids = |m: Option<pb::SolveBatchRequest>| -> Vec<u64> {
-            m.unwrap().items.iter().map(|i| i.id).collect()
-        };
+        let ids =
+            |m: Option<Request>| -> Vec<u64> { m.unwrap().items.iter().map(|i| i.id).collect() };
         assert_eq!(ids(source.next().await), [2, 3]);
         assert_eq!(ids(source.next().await), [5]);
         assert_eq!(ids(source.next().await), [7, 8]);

@@ -27,8 +27,8 @@ use super::connect::connect_all;
 use super::progress::{Counts, Progress, Say};
 use super::resend::{self, Source};
 use super::sized;
+use super::wire::{self, BatchCodec, Item};
 use crate::pb;
-use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::text::{Entry, Format, Reader, write_grid};
 use crate::puzzle::{CELLS, Grid, GridError};
 use crate::solver::Solver;
@@ -83,18 +83,21 @@ pub struct SolveArgs {
     #[arg(long, value_enum, default_value = "text")]
     output: Output,
     /// Puzzles per SolveBatch request message (with --local: per work item,
-    /// at most 64 with several threads). 256: each message costs the client and the server a few thread
-    /// wake-ups and an HTTP/2 frame or two, which at 64 cost an easy set a
-    /// third of its speed through a server on the same machine. The first 8
-    /// messages of a run carry a quarter of it, so a small file still
-    /// spreads over the server's solver threads.
-    #[arg(long, default_value_t = 256)]
+    /// at most 64 with several threads). 1024, the server's default most:
+    /// each message costs the client and the server a few thread wake-ups
+    /// and HTTP/2 frames, which at 64 cost an easy set a third of its speed
+    /// through a server on the same machine, and at 256 still 5%. The first
+    /// 8 messages of a run carry 64 puzzles (a quarter of a smaller
+    /// --batch), so a small file still spreads over the server's solver
+    /// threads.
+    #[arg(long, default_value_t = 1024)]
     batch: usize,
     /// Messages (of --batch puzzles) in flight at once. Puzzles read but not
-    /// yet printed are at most --batch x --window (4096 by default): reading
-    /// waits while that many are pending, so memory stays flat.
-    #[arg(long, default_value_t = 16)]
-    window: usize,
+    /// yet printed are at most --batch x --window (4,096 by default): reading
+    /// waits while that many are pending, so memory stays flat. Default: 4
+    /// per server.
+    #[arg(long)]
+    window: Option<usize>,
     /// SolveBatch calls at once, fed from one queue of request messages. A
     /// proxy that balances per call (nginx, a mesh) may send each call to a
     /// different server. Default: 1 with one --server, 4 per server with
@@ -125,13 +128,19 @@ impl SolveArgs {
     }
 
     /// True for one stream to one server (see the runtime in `main`).
+    /// Messages in flight: --window, or 4 per server (with --local, 4).
+    fn window(&self) -> usize {
+        let servers = if self.local { 1 } else { self.server.len() };
+        self.window.unwrap_or(4 * servers.max(1)).max(1)
+    }
+
     pub(super) fn is_one_stream(&self) -> bool {
         self.server.len() == 1 && self.streams.unwrap_or(1) <= 1
     }
 }
 
 /// Where a puzzle came from, kept until its answer is printed.
-struct Meta {
+pub(super) struct Meta {
     line: usize,
     format: Format,
     /// Echoed when there is no solution to print.
@@ -212,13 +221,17 @@ impl<G> Done<G> {
 }
 
 /// What the stages tell the writer.
+/// A puzzle's answer: its id, its `Meta` when it was not sent before,
+/// and what became of it.
+pub(super) type Answer = (u64, Option<Meta>, Done);
+
 enum Msg {
     /// Puzzles sent to a server (a request message's worth, so the writer
     /// wakes once per message, not per puzzle), to be matched with their
     /// answers by id.
     Sent(Vec<(u64, Meta)>),
     /// Answers, with their puzzle's `Meta` when it was not sent before.
-    Answers(Vec<(u64, Option<Meta>, Done)>),
+    Answers(Vec<Answer>),
     /// The run cannot go on: what went wrong, and whether the input
     /// (rather than a server) is at fault.
     Fatal(String, bool),
@@ -339,7 +352,7 @@ impl Run {
             _ => "stdin".to_string(),
         };
         let batch = args.batch.max(1);
-        let window_size = batch.saturating_mul(args.window.max(1));
+        let window_size = batch.saturating_mul(args.window());
         let window = Arc::new(Window::new(window_size));
         let (to_writer, from_stages) = async_channel::unbounded::<Msg>();
         let progress = Progress::start(args.quiet);
@@ -434,7 +447,7 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
         rules,
         threads,
         batch,
-        args.window.max(1),
+        args.window(),
     );
     Run::finish(writer.join(), progress, args.quiet, &source)
 }
@@ -489,7 +502,7 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
             return Err(e);
         }
     };
-    let client = SudokuServiceClient::new(channel).max_decoding_message_size(64 << 20);
+    let client = tonic::client::Grpc::new(channel).max_decoding_message_size(64 << 20);
     solve_remote(
         input,
         window.clone(),
@@ -497,7 +510,7 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
         client,
         limit,
         batch,
-        args.window.max(1),
+        args.window(),
         streams,
         (!args.quiet).then(|| progress.say()),
     );
@@ -726,7 +739,7 @@ fn solve_remote(
     input: Box<dyn Read + Send>,
     window: Arc<Window>,
     to_writer: async_channel::Sender<Msg>,
-    client: SudokuServiceClient<tonic::transport::Channel>,
+    client: tonic::client::Grpc<tonic::transport::Channel>,
     limit: u32,
     batch: usize,
     queue: usize,
@@ -741,7 +754,7 @@ fn solve_remote(
         },
         max_solutions: limit,
     });
-    let (requests, outbox) = async_channel::bounded::<pb::SolveBatchRequest>(queue);
+    let (requests, outbox) = async_channel::bounded::<wire::Request>(queue);
     let losses = say.map(spawn_loss_reporter);
     for k in 0..streams {
         let feed = Feed {
@@ -770,14 +783,7 @@ fn solve_remote(
             match w {
                 Work::Puzzle(seq, meta, g) => {
                     sent.push((seq, meta));
-                    items.push(pb::BatchItem {
-                        id: seq,
-                        puzzle: Some(pb::Grid {
-                            text: g.to_text(),
-                            cells: Vec::new(),
-                            ..Default::default()
-                        }),
-                    });
+                    items.push(Item { id: seq, grid: g });
                     if items.len() < message_size(batch, messages) {
                         return true;
                     }
@@ -793,25 +799,26 @@ fn solve_remote(
             let items = std::mem::replace(&mut items, Vec::with_capacity(batch));
             messages += 1;
             requests
-                .send_blocking(pb::SolveBatchRequest { items, options })
+                .send_blocking(wire::Request { items, options })
                 .is_ok()
         });
     });
 }
 
 /// Request messages at the start of a run that carry a quarter of
-/// `--batch` puzzles each.
+/// `--batch` puzzles each, at most [`SMALL_MESSAGE`].
 const SMALL_MESSAGES: usize = 8;
+const SMALL_MESSAGE: usize = 64;
 
 /// Puzzles in request message number `sent` (from 0) of a run. A message
 /// is one task for one of the server's solver threads, so a small file in
-/// full messages (the forum's 375 hardest: 256 + 119) keeps one thread
-/// busy long after the other is done; the first [`SMALL_MESSAGES`] carry a
-/// quarter of `batch` each, which spreads a file of up to 2 x `batch`
-/// puzzles over 8 tasks and costs a long run a few wake-ups more.
+/// full messages (the forum's 375 hardest in one) keeps one thread busy
+/// while the other has nothing to do; the first [`SMALL_MESSAGES`] carry
+/// 64 puzzles (or a quarter of a smaller `batch`), which spreads a file of
+/// up to 512 puzzles over 8 tasks and costs a long run a few wake-ups more.
 fn message_size(batch: usize, sent: usize) -> usize {
     if sent < SMALL_MESSAGES {
-        (batch / 4).max(1)
+        (batch / 4).clamp(1, SMALL_MESSAGE)
     } else {
         batch
     }
@@ -825,8 +832,8 @@ fn message_size(batch: usize, sent: usize) -> usize {
 /// for each puzzle, so nothing is printed twice.
 struct Feed {
     start_after: std::time::Duration,
-    client: SudokuServiceClient<tonic::transport::Channel>,
-    outbox: async_channel::Receiver<pb::SolveBatchRequest>,
+    client: tonic::client::Grpc<tonic::transport::Channel>,
+    outbox: async_channel::Receiver<wire::Request>,
     to_writer: async_channel::Sender<Msg>,
     /// Where to say a server was lost; `None` with -q.
     losses: Option<tokio::sync::mpsc::UnboundedSender<Loss>>,
@@ -843,6 +850,30 @@ struct Loss {
 }
 
 impl Feed {
+    /// Opens a SolveBatch call whose messages are written and read by
+    /// [`wire`], as the generated client opens one with prost's.
+    async fn solve_batch(
+        &mut self,
+        source: Source,
+    ) -> Result<tonic::Response<tonic::codec::Streaming<wire::Answers>>, tonic::Status> {
+        self.client
+            .ready()
+            .await
+            .map_err(|e| tonic::Status::unknown(format!("Service was not ready: {e}")))?;
+        let path = tonic::codegen::http::uri::PathAndQuery::from_static(
+            "/sudoku.v1.SudokuService/SolveBatch",
+        );
+        let mut request = tonic::IntoStreamingRequest::into_streaming_request(source);
+        request.extensions_mut().insert(tonic::GrpcMethod::new(
+            "sudoku.v1.SudokuService",
+            "SolveBatch",
+        ));
+        let codec = BatchCodec {
+            unique: self.unique,
+        };
+        self.client.streaming(request, path, codec).await
+    }
+
     async fn run(mut self) {
         // A zero sleep still waits for the timer's next tick (a
         // millisecond), which a short run through a server would pay.
@@ -857,17 +888,12 @@ impl Feed {
                 Source::new(again, self.batch, self.options, self.outbox.clone());
             let mut opened = false;
             let result = async {
-                let mut responses = self.client.solve_batch(source).await?.into_inner();
+                let mut responses = self.solve_batch(source).await?.into_inner();
                 opened = true;
                 while let Some(msg) = responses.message().await? {
                     failures = 0;
-                    tracker.answered(msg.results.iter().map(|r| r.id));
-                    let answers = msg
-                        .results
-                        .into_iter()
-                        .map(|r| (r.id, None, done_of(r, self.unique)))
-                        .collect();
-                    if self.to_writer.send(Msg::Answers(answers)).await.is_err() {
+                    tracker.answered(msg.iter().map(|a| a.0));
+                    if self.to_writer.send(Msg::Answers(msg)).await.is_err() {
                         break;
                     }
                 }
@@ -986,56 +1012,6 @@ pub(super) fn without_field_path(msg: &str) -> &str {
         }
         _ => msg,
     }
-}
-
-fn done_of(r: pb::BatchResult, unique: bool) -> Done {
-    let mut done = Done {
-        outcome: Outcome::Failed,
-        solution: None,
-        count: 0,
-        guesses: 0,
-        nodes: 0,
-        micros: 0,
-        error: None,
-    };
-    match r.result {
-        Some(pb::batch_result::Result::Solution(s)) => {
-            done.solution = s.grid.as_ref().and_then(|g| {
-                if g.text.is_empty() {
-                    Grid::from_cells(&g.cells).ok()
-                } else {
-                    Grid::from_text(&g.text).ok()
-                }
-            });
-            done.count = s.solution_count;
-            if let Some(st) = s.stats {
-                (done.guesses, done.nodes, done.micros) = (st.guesses, st.nodes, st.solve_time_us);
-            }
-            done.outcome = match (s.outcome(), done.solution.is_some()) {
-                (pb::Outcome::Solved, true) => Outcome::Solved,
-                (pb::Outcome::MultipleSolutions, true) if unique => Outcome::NotUnique,
-                (pb::Outcome::MultipleSolutions, true) => Outcome::Solved,
-                (pb::Outcome::NoSolution, _) => Outcome::NoSolution,
-                (pb::Outcome::WorkLimitReached, _) => Outcome::WorkLimit,
-                (o, _) => {
-                    done.error =
-                        Some(("UNKNOWN", format!("unexpected answer {}", o.as_str_name())));
-                    Outcome::Failed
-                }
-            };
-        }
-        Some(pb::batch_result::Result::Error(status)) => {
-            let code = code_name(tonic::Code::from_i32(status.code));
-            done.outcome = if code == "INVALID_ARGUMENT" {
-                Outcome::Invalid
-            } else {
-                Outcome::Failed
-            };
-            done.error = Some((code, without_field_path(&status.message).to_string()));
-        }
-        None => done.error = Some(("UNKNOWN", "the server sent an empty result".into())),
-    }
-    done
 }
 
 /// The slot of puzzle `seq` in the reorder window `ring` that starts at
