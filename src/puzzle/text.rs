@@ -205,10 +205,17 @@ impl<R: std::io::Read> Reader<R> {
     /// (or when the line looks like a grid's first row), else an entry of
     /// its own.
     /// `tokens` counts the line's cells and bad characters, `cells` its cells.
+    ///
+    /// Inside an open grid a faulty line is one of its rows however it is
+    /// spoilt (a note after the cells, a tenth digit, bytes that are not
+    /// text), unless it holds most of a whole puzzle: splitting the grid
+    /// there would make one bad row three failed records and shift every
+    /// answer after it.
     fn fault(&mut self, n: usize, raw: &str, msg: String, tokens: usize, cells: usize) {
-        let row_like = (1..=ROW_LIKE).contains(&tokens);
         // Only a line that is mostly cells starts a grid of its own.
-        if row_like && (self.block.is_some() || cells * 2 >= tokens) {
+        let starts_grid = (1..=ROW_LIKE).contains(&tokens) && cells * 2 >= tokens;
+        let a_row = self.block.is_some() && cells * 2 < CELLS;
+        if a_row || starts_grid {
             let b = self.block.get_or_insert_with(|| Block {
                 start: n,
                 rows: 0,
@@ -646,6 +653,27 @@ mod tests {
         let e = read_puzzles(&format!("{}\n{LINE}\n", rows.join("\n")));
         assert_eq!(e.len(), 2, "{e:?}");
         assert!(e[1].puzzle.is_ok());
+    }
+
+    #[test]
+    fn a_spoilt_row_of_any_length_is_one_fault_of_its_grid() {
+        for spoilt in [
+            "4 0 0 8 0 3 0 0 1   <- check this row",
+            "4 0 0 8 0 3 0 0 1 7 7 7 7 7 7 7 7 7",
+            "4 0 0 8 0 3 0 0 1 0",
+            "4 0 0 8",
+        ] {
+            let mut rows: Vec<String> = SPACED.lines().map(String::from).collect();
+            rows[4] = spoilt.into();
+            let e = read_puzzles(&format!("{}\n\n{LINE}\n", rows.join("\n")));
+            assert_eq!(e.len(), 2, "{spoilt}: {e:?}");
+            assert_eq!(e[0].line, 1, "{spoilt}");
+            let msg = e[0].puzzle.as_ref().unwrap_err();
+            assert!(msg.starts_with("line 5"), "{spoilt}: {msg}");
+            assert_eq!(e[0].raw.lines().count(), 9, "{spoilt}");
+            assert_eq!(e[1].line, 11);
+            assert!(e[1].puzzle.is_ok(), "{spoilt}");
+        }
     }
 
     #[test]

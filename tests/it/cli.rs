@@ -183,6 +183,40 @@ async fn several_streams_keep_input_order() {
     }
 }
 
+#[tokio::test]
+async fn a_server_that_takes_fewer_items_a_message_gets_them_in_parts() {
+    // The default --batch is above this server's --max-batch-items: the
+    // refused stream's puzzles and every message after go in parts it
+    // takes, each answered once, in input order.
+    let server = TestServer::start_with(|c| c.max_batch_items = 100, |s| s).await;
+    let puzzles: Vec<String> = crate::support::data_set("puzzles2_17_clue")
+        .into_iter()
+        .take(3000)
+        .collect();
+    let out = run(
+        vec!["solve".into(), "--server".into(), server.url()],
+        puzzles.join("\n"),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("the server takes at most 100 puzzles a message")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), puzzles.len());
+    for (puzzle, line) in puzzles.iter().zip(lines) {
+        let solution = Grid::from_text(line).unwrap();
+        assert!(solution.is_valid_solution(), "{line}");
+        assert!(Grid::from_text(puzzle).unwrap().is_kept_by(&solution));
+    }
+}
+
 #[test]
 fn local_mode_needs_no_server() {
     let input = format!("{CLASSIC}\n{}", SPACED_INPUT);
@@ -406,6 +440,35 @@ fn a_bad_row_in_a_grid_is_one_error_and_the_stream_goes_on() {
         stdout.ends_with(&format!("{}{CLASSIC_SOLVED}\n", spaced(CLASSIC_SOLVED))),
         "{stdout}"
     );
+    // A row spoilt by a note, or by cells past the ninth, is one error
+    // too, not a grid split in three; the output stays one record per
+    // record, in JSON as in text.
+    for spoilt in [
+        "4 0 0 8 0 3 0 0 1   <- check this",
+        "4 0 0 8 0 3 0 0 1 0 0 0 0 0 0 0 0 0",
+    ] {
+        let bad = SPACED_INPUT.replace("4 0 0 8 0 3 0 0 1", spoilt);
+        let input = format!("{bad}\n{SPACED_INPUT}\n{CLASSIC}\n");
+        let out = sudoku(&["solve", "--local", "--output", "jsonl"], &input);
+        assert_eq!(out.status.code(), Some(1), "{spoilt}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let objects: Vec<serde_json::Value> = stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(objects.len(), 3, "{spoilt}: {stdout}");
+        assert_eq!(objects[0]["line"], 1);
+        assert_eq!(objects[0]["outcome"], "invalid", "{spoilt}: {stdout}");
+        assert!(
+            objects[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("line 5"),
+            "{spoilt}: {stdout}"
+        );
+        assert_eq!(objects[1]["outcome"], "solved", "{spoilt}: {stdout}");
+        assert_eq!(objects[2]["outcome"], "solved", "{spoilt}: {stdout}");
+    }
 }
 
 #[tokio::test]
@@ -426,6 +489,47 @@ async fn host_port_without_scheme_and_a_refused_connection() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(stderr.matches("refused").count(), 1, "{stderr}");
     assert!(stderr.contains("--local"), "{stderr}");
+    // Several servers, none up: said at once, with the same advice.
+    let out = run(
+        vec![
+            "solve".into(),
+            "--server".into(),
+            "127.0.0.1:1,127.0.0.1:2".into(),
+        ],
+        format!("{CLASSIC}\n"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("cannot connect to any of the 2 servers")
+            && stderr.contains("http://127.0.0.1:1: connection refused")
+            && stderr.contains("http://127.0.0.1:2: connection refused")
+            && stderr.contains("--local"),
+        "{stderr}"
+    );
+    // One of two down: said, and the other answers everything.
+    let out = run(
+        vec![
+            "solve".into(),
+            "--server".into(),
+            "127.0.0.1:1".into(),
+            "--server".into(),
+            server.target(),
+        ],
+        format!("{CLASSIC}\n{CLASSIC}\n"),
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("cannot connect to http://127.0.0.1:1: connection refused; going on"),
+        "{stderr}"
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{CLASSIC_SOLVED}\n{CLASSIC_SOLVED}\n")
+    );
 }
 
 #[tokio::test]
