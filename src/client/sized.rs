@@ -15,7 +15,7 @@ use std::io::{Read, Write};
 
 use anyhow::{Context, anyhow};
 
-use super::solve::{Done, Outcome, code_name, json_answer, without_field_path};
+use super::solve::{Done, Outcome, code_name, for_people, json_answer};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::sized::{At, Shape, SizedError, SizedGrid, char_value, value_char};
@@ -647,7 +647,7 @@ async fn remote(
         }
         // The server's words without the wire's field path, as for 9x9.
         Err((code, msg)) => {
-            let msg = without_field_path(&msg).to_string();
+            let msg = for_people(&msg);
             return match code {
                 tonic::Code::InvalidArgument => Done::invalid(msg),
                 c => failed(Outcome::Failed, code_name(c), msg),

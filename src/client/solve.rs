@@ -755,7 +755,8 @@ fn solve_remote(
         max_solutions: limit,
     });
     let (requests, outbox) = async_channel::bounded::<wire::Request>(queue);
-    let losses = say.map(spawn_loss_reporter);
+    let cap = resend::Cap::new(batch);
+    let losses = say.clone().map(spawn_loss_reporter);
     for k in 0..streams {
         let feed = Feed {
             // tonic's balancer places a call on a server whose connection
@@ -768,8 +769,9 @@ fn solve_remote(
             outbox: outbox.clone(),
             to_writer: to_writer.clone(),
             losses: losses.clone(),
+            say: say.clone(),
             unique: limit > 1,
-            batch,
+            cap: cap.clone(),
             options,
         };
         tokio::spawn(feed.run());
@@ -837,8 +839,11 @@ struct Feed {
     to_writer: async_channel::Sender<Msg>,
     /// Where to say a server was lost; `None` with -q.
     losses: Option<tokio::sync::mpsc::UnboundedSender<Loss>>,
+    /// Where to say other news of the run; `None` with -q.
+    say: Option<Say>,
     unique: bool,
-    batch: usize,
+    /// Items per message at most: `--batch`, or fewer when a server says so.
+    cap: resend::Cap,
     options: Option<pb::SolveOptions>,
 }
 
@@ -885,7 +890,7 @@ impl Feed {
         let mut failures = 0u32;
         loop {
             let (source, tracker) =
-                Source::new(again, self.batch, self.options, self.outbox.clone());
+                Source::new(again, self.cap.clone(), self.options, self.outbox.clone());
             let mut opened = false;
             let result = async {
                 let mut responses = self.solve_batch(source).await?.into_inner();
@@ -908,6 +913,26 @@ impl Feed {
                 Ok(()) => return,
                 Err(status) => status,
             };
+            // A server that takes fewer items a message than `--batch`
+            // (its --max-batch-items): the run goes on in messages it
+            // takes, the refused one's items first. Counted as a failure,
+            // so a server that refuses every size cannot hold the run.
+            if let Some(max) = resend::items_limit(&status)
+                && failures + 1 < resend::MAX_FAILURES
+            {
+                if self.cap.lower_to(max)
+                    && let Some(say) = &self.say
+                {
+                    say.line(&format!(
+                        "sudoku: the server takes at most {max} puzzles a message; \
+                         sending {max} at a time (--batch {max} says so from the start)"
+                    ));
+                }
+                if self.cap.get() <= max {
+                    failures += 1;
+                    continue;
+                }
+            }
             let finished = again.is_empty() && self.outbox.is_closed() && self.outbox.is_empty();
             let lost = resend::lost_server(&status);
             if lost && finished {
@@ -961,11 +986,11 @@ fn spawn_loss_reporter(say: Say) -> tokio::sync::mpsc::UnboundedSender<Loss> {
 
 /// A call's failure in words: the status message without gRPC's framing.
 fn status_words(status: &tonic::Status) -> String {
-    let msg = status.message().trim();
+    let msg = for_people(status.message());
     let msg = if msg.is_empty() {
         code_name(status.code()).to_ascii_lowercase()
     } else {
-        msg.to_string()
+        msg
     };
     match status.code() {
         tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal => {
@@ -1012,6 +1037,68 @@ pub(super) fn without_field_path(msg: &str) -> &str {
         }
         _ => msg,
     }
+}
+
+/// A server's message in the words this command uses everywhere else: no
+/// wire field path, rows, columns and boxes numbered from 1 (the wire
+/// counts from 0, and names a cell by its index too), and a clash of givens
+/// said as `--local` says it. So `--local` and `--server` give the same
+/// words for the same fault.
+pub(super) fn for_people(msg: &str) -> String {
+    let msg = renumbered(without_field_path(msg).trim());
+    // "A and B both hold D in U" is the server's clash; the command says
+    // "D is given twice in U: at A and B".
+    if let Some((cells, rest)) = msg.split_once(" both hold ")
+        && let Some((first, second)) = cells.split_once(" and ")
+        && let Some((digit, unit)) = rest.split_once(" in ")
+        && !digit.is_empty()
+        && digit.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        return format!("{digit} is given twice in {unit}: at {first} and {second}");
+    }
+    msg
+}
+
+/// `msg` with each `row N`, `column N` and `box N` counted from 1, and
+/// `cell I (row R, column C)` said as `row R+1, column C+1`.
+fn renumbered(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len() + 8);
+    let mut rest = msg;
+    // Inside "cell I (...)": its closing parenthesis is dropped.
+    let mut in_cell = false;
+    'next: while let Some(c) = rest.chars().next() {
+        let at_word = !out.ends_with(|p: char| p.is_ascii_alphanumeric());
+        if at_word {
+            if let Some(after) = rest.strip_prefix("cell ")
+                && let digits = after.bytes().take_while(u8::is_ascii_digit).count()
+                && digits > 0
+                && let Some(inner) = after[digits..].strip_prefix(" (")
+            {
+                in_cell = true;
+                rest = inner;
+                continue;
+            }
+            for word in ["row ", "column ", "box "] {
+                if let Some(after) = rest.strip_prefix(word)
+                    && let digits = after.bytes().take_while(u8::is_ascii_digit).count()
+                    && (1..=4).contains(&digits)
+                    && let Ok(n) = after[..digits].parse::<u32>()
+                {
+                    out.push_str(word);
+                    out.push_str(&(n + 1).to_string());
+                    rest = &after[digits..];
+                    continue 'next;
+                }
+            }
+        }
+        rest = &rest[c.len_utf8()..];
+        if c == ')' && in_cell {
+            in_cell = false;
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The slot of puzzle `seq` in the reorder window `ring` that starts at
@@ -1359,5 +1446,41 @@ mod tests {
             "cell 0 (row 0, column 0)"
         );
         assert_eq!(without_field_path("no solution: here"), "no solution: here");
+    }
+
+    #[test]
+    fn server_words_are_the_commands_words() {
+        assert_eq!(
+            for_people(
+                "items[3].puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) \
+                 both hold 5 in row 0"
+            ),
+            "5 is given twice in row 1: at row 1, column 1 and row 1, column 9"
+        );
+        assert_eq!(
+            for_people(
+                "puzzle.text: cell 13 (row 1, column 4): unexpected character 'x'; \
+                 expected '1'-'9', '.' or '0'"
+            ),
+            "row 2, column 5: unexpected character 'x'; expected '1'-'9', '.' or '0'"
+        );
+        assert_eq!(
+            for_people("current: cell 80 (row 8, column 8) holds a blank where the puzzle gives 4"),
+            "row 9, column 9 holds a blank where the puzzle gives 4"
+        );
+        assert_eq!(
+            for_people(
+                "cell 30 (row 3, column 3) and cell 50 (row 5, column 5) both hold 2 in box 4"
+            ),
+            "2 is given twice in box 5: at row 4, column 4 and row 6, column 6"
+        );
+        // Nothing else is touched.
+        for plain in [
+            "expected 81 characters, found 80",
+            "the work budget of 100000 nodes ran out",
+            "narrow 3 columns",
+        ] {
+            assert_eq!(for_people(plain), plain);
+        }
     }
 }

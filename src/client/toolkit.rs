@@ -18,7 +18,7 @@ use tonic::transport::Channel;
 use tonic::{Request, Status};
 
 use super::connect;
-use super::solve::json_string;
+use super::solve::{for_people, json_string};
 use crate::generate::Symmetry;
 use crate::logic::Label;
 use crate::pb::{
@@ -287,6 +287,7 @@ where
     Fut: std::future::Future<Output = Answered>,
 {
     let entries = read_entries(args.file.as_ref())?;
+    let output = args.target.output;
     let mut answers = ReceiverStream::new(entries)
         .map(|entry| {
             let fut = match entry {
@@ -306,7 +307,7 @@ where
                     line,
                     puzzle: Err(e),
                     ..
-                }) => Err(Some((format!("line {line}: {e}"), true))),
+                }) => Err(Some(failed(line, "INVALID_ARGUMENT", &e, output))),
                 Err(e) => Err(Some((format!("sudoku: {e}"), true))),
             };
             async move {
@@ -328,15 +329,34 @@ where
     Ok(i32::from(failed))
 }
 
-fn failed_call(line: usize, status: &Status) -> Answered {
-    (
-        format!(
-            "line {line}: error: {} {}",
-            crate::telemetry::metrics::code_name(status.code()),
-            status.message()
-        ),
-        true,
-    )
+/// A call that failed, in the command's words (the same `--local` and
+/// through a server), as a line of `output`.
+fn failed_call(line: usize, status: &Status, output: Output) -> Answered {
+    let code = crate::telemetry::metrics::code_name(status.code());
+    failed(line, code, &for_people(status.message()), output)
+}
+
+/// A puzzle that got no answer: `code` and why, as a line of `output`
+/// keyed by the line its record starts on.
+fn failed(line: usize, code: &str, why: &str, output: Output) -> Answered {
+    let text = match output {
+        Output::Jsonl => {
+            // The outcome names of `sudoku solve --output jsonl`.
+            let outcome = if code == "INVALID_ARGUMENT" {
+                "invalid"
+            } else {
+                "failed"
+            };
+            let mut s = format!(
+                "{{\"line\":{line},\"outcome\":\"{outcome}\",\"error\":{{\"code\":\"{code}\",\"message\":"
+            );
+            json_string(&mut s, why);
+            s.push_str("}}");
+            s
+        }
+        Output::Text => format!("line {line}: error: {code} {why}"),
+    };
+    (text, true)
 }
 
 /// `sudoku validate`.
@@ -360,7 +380,7 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
                 .await
             {
                 Ok(r) => r,
-                Err(s) => return failed_call(line, &s),
+                Err(s) => return failed_call(line, &s, output),
             };
             let ok = r.unique && r.conflicts.is_empty() && r.wrong_cells.is_empty();
             let verdict = match (r.search_complete, r.solvable, r.unique) {
@@ -432,7 +452,7 @@ pub async fn hint(args: FileArgs) -> anyhow::Result<i32> {
                 .await
             {
                 Ok(r) => r,
-                Err(s) => return failed_call(line, &s),
+                Err(s) => return failed_call(line, &s, output),
             };
             let Some(step) = r.step else {
                 let what = if r.solved { "solved" } else { "no solution" };
@@ -545,7 +565,7 @@ pub async fn rate(args: FileArgs) -> anyhow::Result<i32> {
                 .await
             {
                 Ok(r) => r,
-                Err(s) => return failed_call(line, &s),
+                Err(s) => return failed_call(line, &s, output),
             };
             match (output, r.rating.as_ref()) {
                 (Output::Text, Some(rating)) => {
@@ -653,7 +673,7 @@ pub async fn generate(args: GenerateArgs) -> anyhow::Result<i32> {
                 eprintln!(
                     "sudoku: generate ended: {} {}",
                     crate::telemetry::metrics::code_name(status.code()),
-                    status.message()
+                    for_people(status.message())
                 );
                 return Ok(1);
             }

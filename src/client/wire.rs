@@ -15,7 +15,7 @@ use prost::bytes::{Buf, BufMut};
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
-use super::solve::{Answer, Done, Outcome, code_name, without_field_path};
+use super::solve::{Answer, Done, Outcome, code_name, for_people};
 use crate::pb;
 use crate::puzzle::{CELLS, Grid};
 
@@ -288,7 +288,7 @@ pub(super) fn done_of(r: pb::BatchResult, unique: bool) -> Done {
             } else {
                 Outcome::Failed
             };
-            done.error = Some((code, without_field_path(&status.message).to_string()));
+            done.error = Some((code, for_people(&status.message)));
         }
         None => done.error = Some(("UNKNOWN", "the server sent an empty result".into())),
     }

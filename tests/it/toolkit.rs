@@ -575,9 +575,22 @@ fn validate_hint_and_rate_commands_answer_the_same_locally_and_through_the_serve
     let rated: Vec<_> = rated.lines().collect();
     assert!(rated[0].starts_with("line 1: easy "), "{rated:?}");
     assert_eq!(rated[1], "line 2: not rated: several solutions");
-    assert!(
-        rated[2].starts_with("line 3: error: INVALID_ARGUMENT"),
+    // The server's words for the clash, as `solve` says it: no wire field
+    // path, rows and columns counted from 1.
+    assert_eq!(
+        rated[2],
+        "line 3: error: INVALID_ARGUMENT 5 is given twice in row 1: at row 1, column 1 and \
+         row 1, column 9",
         "{rated:?}"
+    );
+    let (_, rated, _) = run(&["rate", "--server", &url, "--output", "jsonl"]);
+    let last: serde_json::Value = serde_json::from_str(rated.lines().nth(2).unwrap()).unwrap();
+    assert_eq!(last["line"], 3);
+    assert_eq!(last["outcome"], "invalid");
+    assert_eq!(last["error"]["code"], "INVALID_ARGUMENT");
+    assert_eq!(
+        last["error"]["message"],
+        "5 is given twice in row 1: at row 1, column 1 and row 1, column 9"
     );
     let (_, hinted, _) = run(&["hint", "--server", &url]);
     assert!(
