@@ -15,6 +15,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -80,13 +81,52 @@ impl Shared {
     }
 }
 
+/// The most items a request message may carry: the run's `--batch` until
+/// a server says it takes fewer (`TOO_MANY_ITEMS`), then what it takes.
+/// Shared by every stream of a run.
+#[derive(Clone)]
+pub struct Cap(Arc<AtomicUsize>);
+
+impl Cap {
+    /// A cap of `batch` items.
+    pub fn new(batch: usize) -> Cap {
+        Cap(Arc::new(AtomicUsize::new(batch.max(1))))
+    }
+
+    /// The cap now.
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Lowers the cap to `max` (never raises it); true when it was higher.
+    pub fn lower_to(&self, max: usize) -> bool {
+        self.0.fetch_min(max.max(1), Ordering::Relaxed) > max.max(1)
+    }
+}
+
+/// The most items a server takes in one message, when `status` is its
+/// refusal of a message that carried more (`TOO_MANY_ITEMS`, with `max`).
+pub fn items_limit(status: &tonic::Status) -> Option<usize> {
+    use tonic_types::StatusExt as _;
+    if status.code() != tonic::Code::ResourceExhausted {
+        return None;
+    }
+    let info = status.get_details_error_info()?;
+    if info.reason != "TOO_MANY_ITEMS" {
+        return None;
+    }
+    info.metadata.get("max")?.parse().ok().filter(|&m| m > 0)
+}
+
 /// The request messages of one call: the items `again` first, in messages
-/// of `batch`, then the shared queue until it ends.
+/// of at most the cap, then the shared queue until it ends (a message of
+/// it above the cap is sent in parts).
 pub(super) struct Source {
     again: VecDeque<Request>,
     // Boxed: a receiver is not `Unpin`.
     queue: Pin<Box<async_channel::Receiver<Request>>>,
     tracker: Shared,
+    cap: Cap,
 }
 
 impl Source {
@@ -95,7 +135,7 @@ impl Source {
     /// this call fails before it sends them.
     pub fn new(
         again: Vec<Item>,
-        batch: usize,
+        cap: Cap,
         options: Option<pb::SolveOptions>,
         queue: async_channel::Receiver<Request>,
     ) -> (Source, Shared) {
@@ -105,7 +145,7 @@ impl Source {
             let mut t = tracker.lock();
             let mut items = again.into_iter().peekable();
             while items.peek().is_some() {
-                let chunk: Vec<Item> = items.by_ref().take(batch.max(1)).collect();
+                let chunk: Vec<Item> = items.by_ref().take(cap.get()).collect();
                 for item in &chunk {
                     t.pending.insert(item.id, *item);
                 }
@@ -119,6 +159,7 @@ impl Source {
             again: messages,
             queue: Box::pin(queue),
             tracker: tracker.clone(),
+            cap,
         };
         (source, tracker)
     }
@@ -139,9 +180,21 @@ impl Stream for Source {
         // Taken from the queue and noted under one lock (see the module
         // docs); the poll itself does not wait.
         match this.queue.as_mut().poll_next(cx) {
-            Poll::Ready(Some(message)) => {
+            Poll::Ready(Some(mut message)) => {
                 for item in &message.items {
                     t.pending.insert(item.id, *item);
+                }
+                let cap = this.cap.get();
+                if message.items.len() > cap {
+                    // The parts after the first wait in `again`, noted as
+                    // sent already.
+                    let rest = message.items.split_off(cap);
+                    for part in rest.chunks(cap) {
+                        this.again.push_back(Request {
+                            items: part.to_vec(),
+                            options: message.options,
+                        });
+                    }
                 }
                 Poll::Ready(Some(message))
             }
@@ -206,7 +259,8 @@ mod tests {
         })
         .await
         .unwrap();
-        let (mut source, tracker) = Source::new(vec![item(2), item(3), item(5)], 2, None, rx);
+        let (mut source, tracker) =
+            Source::new(vec![item(2), item(3), item(5)], Cap::new(2), None, rx);
         let ids =
             |m: Option<Request>| -> Vec<u64> { m.unwrap().items.iter().map(|i| i.id).collect() };
         assert_eq!(ids(source.next().await), [2, 3]);
@@ -217,6 +271,52 @@ mod tests {
         assert_eq!(left, [2, 5, 8], "sent and unanswered, in input order");
         assert!(source.next().await.is_none(), "closed: takes no more");
         assert_eq!(tx.len(), 1, "the last message stays for another stream");
+    }
+
+    #[tokio::test]
+    async fn a_message_above_the_cap_goes_in_parts_all_noted_as_sent() {
+        let (tx, rx) = async_channel::bounded(4);
+        tx.send(Request {
+            items: (10..17).map(item).collect(),
+            options: None,
+        })
+        .await
+        .unwrap();
+        drop(tx);
+        let cap = Cap::new(8);
+        assert!(cap.lower_to(3));
+        assert!(!cap.lower_to(5), "a cap is never raised");
+        let (mut source, tracker) = Source::new(vec![item(1)], cap, None, rx);
+        let ids =
+            |m: Option<Request>| -> Vec<u64> { m.unwrap().items.iter().map(|i| i.id).collect() };
+        assert_eq!(ids(source.next().await), [1]);
+        assert_eq!(ids(source.next().await), [10, 11, 12]);
+        // Lost now: the parts not yet sent are handed on too.
+        let left: Vec<u64> = tracker.close().iter().map(|i| i.id).collect();
+        assert_eq!(left, [1, 10, 11, 12, 13, 14, 15, 16]);
+    }
+
+    #[test]
+    fn the_items_limit_is_read_from_the_refusal() {
+        use tonic_types::{ErrorDetails, StatusExt as _};
+        // As the server says it (tests/it/cli.rs meets a real one).
+        let refusal = tonic::Status::with_error_details(
+            tonic::Code::ResourceExhausted,
+            "a request message carries 3000 items; the limit is 100",
+            ErrorDetails::with_error_info(
+                "TOO_MANY_ITEMS",
+                crate::service::ERROR_DOMAIN,
+                [
+                    ("found".to_string(), "3000".to_string()),
+                    ("max".to_string(), "100".to_string()),
+                ],
+            ),
+        );
+        assert_eq!(items_limit(&refusal), Some(100));
+        assert_eq!(
+            items_limit(&tonic::Status::resource_exhausted("busy")),
+            None
+        );
     }
 
     #[test]
