@@ -15,6 +15,7 @@ use std::io::{Read, Write};
 
 use anyhow::{Context, anyhow};
 
+use super::resend::{MAX_FAILURES, backoff, lost_server};
 use super::solve::{Done, Outcome, code_name, for_people, json_answer};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
@@ -535,6 +536,7 @@ pub async fn run(
     let mut solver = SizedSolver::new(&SizedGrid::empty(shape), limit);
     let mut out = std::io::stdout().lock();
     let mut failed = false;
+    let mut answered = 0u64;
     for r in first.into_iter().map(Ok).chain(records) {
         let r = r.context("reading the puzzles")?;
         let puzzle = match r.cells {
@@ -572,9 +574,21 @@ pub async fn run(
                         error: None,
                     }
                 }
-                Some(c) => remote(c, &g, shape, unique).await,
+                Some(c) => match remote_again(c, &g, shape, unique).await {
+                    Ok(done) => done,
+                    // Gone for good: as for 9x9, exit 2 with the count.
+                    Err(status) => {
+                        out.flush()?;
+                        eprintln!(
+                            "sudoku: lost the server ({}); {answered} puzzles answered before that",
+                            for_people(status.message())
+                        );
+                        return Ok(2);
+                    }
+                },
             },
         };
+        answered += 1;
         let complaint = answer.complaint();
         failed |= complaint.is_some();
         if written.jsonl {
@@ -607,13 +621,51 @@ pub async fn run(
     Ok(i32::from(failed))
 }
 
-/// One puzzle solved on the server.
+/// One puzzle solved on the server; a call lost with its server (see
+/// [`lost_server`]) is made again, on another server when there are
+/// several, up to [`MAX_FAILURES`] times in all. `Err` when it never
+/// got through.
+async fn remote_again(
+    client: &mut SudokuServiceClient<tonic::transport::Channel>,
+    g: &SizedGrid,
+    shape: Shape,
+    unique: bool,
+) -> Result<Done<SizedGrid>, tonic::Status> {
+    let mut failures = 0;
+    loop {
+        match remote(client, g, shape, unique).await {
+            Err(status) if lost_server(&status) && failures + 1 < MAX_FAILURES => {
+                failures += 1;
+                tokio::time::sleep(backoff(failures)).await;
+            }
+            Err(status) if lost_server(&status) => return Err(status),
+            Err(status) => {
+                let msg = for_people(status.message());
+                return Ok(match status.code() {
+                    tonic::Code::InvalidArgument => Done::invalid(msg),
+                    c => Done {
+                        outcome: Outcome::Failed,
+                        solution: None,
+                        count: 0,
+                        guesses: 0,
+                        nodes: 0,
+                        micros: 0,
+                        error: Some((code_name(c), msg)),
+                    },
+                });
+            }
+            Ok(done) => return Ok(done),
+        }
+    }
+}
+
+/// One puzzle solved on the server; `Err` for a call that failed.
 async fn remote(
     client: &mut SudokuServiceClient<tonic::transport::Channel>,
     g: &SizedGrid,
     shape: Shape,
     unique: bool,
-) -> Done<SizedGrid> {
+) -> Result<Done<SizedGrid>, tonic::Status> {
     let request = pb::SolveRequest {
         puzzle: Some(pb::Grid {
             cells: g.to_cells(),
@@ -626,10 +678,7 @@ async fn remote(
             max_solutions: 2,
         }),
     };
-    let s = match client.solve(request).await {
-        Ok(r) => Ok(r.into_inner().solution),
-        Err(e) => Err((e.code(), e.message().to_string())),
-    };
+    let s = client.solve(request).await?.into_inner().solution;
     let failed = |outcome, code, message| Done {
         outcome,
         solution: None,
@@ -639,20 +688,9 @@ async fn remote(
         micros: 0,
         error: Some((code, message)),
     };
-    let s = match s {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            let why = "no solution in the response".to_string();
-            return failed(Outcome::Failed, "UNKNOWN", why);
-        }
-        // The server's words without the wire's field path, as for 9x9.
-        Err((code, msg)) => {
-            let msg = for_people(&msg);
-            return match code {
-                tonic::Code::InvalidArgument => Done::invalid(msg),
-                c => failed(Outcome::Failed, code_name(c), msg),
-            };
-        }
+    let Some(s) = s else {
+        let why = "no solution in the response".to_string();
+        return Ok(failed(Outcome::Failed, "UNKNOWN", why));
     };
     let solution = s
         .grid
@@ -664,13 +702,13 @@ async fn remote(
         Ok(pb::Outcome::WorkLimitReached) => Outcome::WorkLimit,
         _ => {
             let why = format!("unexpected answer {}", s.outcome);
-            return failed(Outcome::Failed, "UNKNOWN", why);
+            return Ok(failed(Outcome::Failed, "UNKNOWN", why));
         }
     };
     let (guesses, nodes, micros) = s
         .stats
         .map_or((0, 0, 0), |st| (st.guesses, st.nodes, st.solve_time_us));
-    Done {
+    Ok(Done {
         outcome,
         solution,
         count: s.solution_count,
@@ -678,7 +716,7 @@ async fn remote(
         nodes,
         micros,
         error: None,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -555,28 +555,36 @@ async fn local_and_server_say_the_same_about_bad_givens() {
 
 #[tokio::test]
 async fn a_server_that_dies_mid_run_is_exit_2_with_the_count_answered() {
+    server_dies_mid_run(&[], CLASSIC, CLASSIC_SOLVED).await;
+    // Other sizes go one unary call a puzzle, and end the same way.
+    server_dies_mid_run(&["--box", "2x2"], "12..34..........", "1234341221434321").await;
+}
+
+async fn server_dies_mid_run(args: &[&str], puzzle: &str, solved: &str) {
     use std::io::{BufRead, BufReader, Read};
     let server = crate::support::BinaryServer::spawn(&[]).await;
+    let url = server.url();
     let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
-        .args(["solve", "--server", &server.url()])
+        .args(["solve", "--server", &url])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the sudoku binary runs");
     let mut stdin = child.stdin.take().unwrap();
-    writeln!(stdin, "{CLASSIC}").unwrap();
+    writeln!(stdin, "{puzzle}").unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut answer = String::new();
     stdout.read_line(&mut answer).unwrap();
-    assert_eq!(answer.trim_end(), CLASSIC_SOLVED);
+    assert_eq!(answer.trim_end(), solved, "{args:?}");
     let killed = Command::new("kill")
         .args(["-KILL", &server.pid().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
     // Input is still open: the client must notice the loss by itself.
-    let _ = writeln!(stdin, "{CLASSIC}");
+    let _ = writeln!(stdin, "{puzzle}");
     let started = std::time::Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -596,9 +604,9 @@ async fn a_server_that_dies_mid_run_is_exit_2_with_the_count_answered() {
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    assert_eq!(status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("lost the server"), "{stderr}");
-    assert!(stderr.contains("1 puzzles answered"), "{stderr}");
+    assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains("lost the server"), "{args:?}: {stderr}");
+    assert!(stderr.contains("1 puzzles answered"), "{args:?}: {stderr}");
 }
 
 /// Runs `sudoku solve ARGS` with `feed` writing its stdin from a thread;
