@@ -536,8 +536,8 @@ pub async fn run(
     let mut solver = SizedSolver::new(&SizedGrid::empty(shape), limit);
     let mut out = std::io::stdout().lock();
     let mut failed = false;
-    let mut answered = 0u64;
-    for r in first.into_iter().map(Ok).chain(records) {
+    // `answered`: the records before this one, each answered.
+    for (answered, r) in first.into_iter().map(Ok).chain(records).enumerate() {
         let r = r.context("reading the puzzles")?;
         let puzzle = match r.cells {
             // The record's own errors name the line; the output does too.
@@ -588,7 +588,6 @@ pub async fn run(
                 },
             },
         };
-        answered += 1;
         let complaint = answer.complaint();
         failed |= complaint.is_some();
         if written.jsonl {
