@@ -2,20 +2,23 @@
 //! errors, for rule-breaking puzzles; INVALID_ARGUMENT with BadRequest for
 //! malformed ones; generated puzzles unique and minimal by an independent
 //! count, the same for the same seed through the server and in-process; a
-//! cancelled or timed-out Generate stops the server's work.
+//! cancelled or timed-out Generate stops the server's work; Validate, Hint
+//! and Rate bounded by the work budget and stopped by their deadline.
 
 use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use sudoku_grpc::logic::{self, Candidates};
 use sudoku_grpc::pb;
 use sudoku_grpc::puzzle::Grid;
 use sudoku_grpc::solver::count_solutions_up_to;
+use sudoku_grpc::telemetry::metrics::PuzzleOutcome;
 use tonic::Code;
 use tonic_types::StatusExt;
 
-use crate::support::{CLASSIC, CLASSIC_SOLVED, TestServer};
+use crate::support::{CLASSIC, CLASSIC_SOLVED, DEEP_CONTRADICTION, TestServer, bare_client};
 
 fn text(t: &str) -> Option<pb::Grid> {
     Some(pb::Grid {
@@ -584,4 +587,193 @@ fn validate_hint_and_rate_commands_answer_the_same_locally_and_through_the_serve
         hinted.lines().next().unwrap().starts_with("line 1: "),
         "{hinted}"
     );
+}
+
+/// A Hint request no listed technique can progress, whose fallback search
+/// is long: DEEP_CONTRADICTION with the pencil marks its one technique step
+/// (a hidden pair) leaves. The search then needs about 1.55 million nodes
+/// to find that the placed digits have no solution.
+fn stuck_hint() -> pb::HintRequest {
+    let grid = Grid::from_text(DEEP_CONTRADICTION).unwrap();
+    let mut state = Candidates::from_grid(&grid);
+    let mut steps = 0;
+    while let Some(step) = logic::hint(&state) {
+        state.apply(&step);
+        steps += 1;
+    }
+    assert!(steps > 0, "the marks must differ from the grid's own");
+    pb::HintRequest {
+        puzzle: text(&state.grid().to_string()),
+        candidates: Some(pb::Candidates {
+            masks: state.masks().iter().map(|&m| u32::from(m)).collect(),
+        }),
+    }
+}
+
+/// `message` with a `grpc-timeout` header of `timeout` ("5m": 5 ms).
+fn timed<T>(message: T, timeout: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request
+        .metadata_mut()
+        .insert("grpc-timeout", timeout.parse().unwrap());
+    request
+}
+
+fn counted(server: &TestServer, outcome: PuzzleOutcome) -> u64 {
+    server.gauges.counted(outcome)
+}
+
+#[tokio::test]
+async fn hints_fallback_search_stops_at_the_work_budget_and_says_so() {
+    let server = TestServer::start_with(|c| c.max_nodes = 1_000, |s| s).await;
+    let mut client = server.client().await;
+    let limited = counted(&server, PuzzleOutcome::WorkLimitReached);
+    let r = client.hint(stuck_hint()).await.unwrap().into_inner();
+    assert!(r.step.is_none(), "{r:?}");
+    assert!(!r.solved && !r.search_complete, "{r:?}");
+    assert_eq!(
+        counted(&server, PuzzleOutcome::WorkLimitReached),
+        limited + 1,
+        "the fallback's search is counted as Solve's are"
+    );
+    // Under the same budget a short fallback search finishes: the empty
+    // grid has no technique step, and its first solution takes a few dozen
+    // nodes.
+    let r = client
+        .hint(pb::HintRequest {
+            puzzle: text(&".".repeat(81)),
+            candidates: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.search_complete, "{r:?}");
+    let step = r.step.expect("the fallback step");
+    assert_eq!(step.technique(), pb::Technique::Search);
+    assert_eq!(step.placements.len(), 1);
+    // With the default budget the long search finishes too: no solution,
+    // so no step, and the search says it is complete.
+    let roomy = TestServer::start().await;
+    let r = roomy
+        .client()
+        .await
+        .hint(stuck_hint())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.step.is_none() && !r.solved && r.search_complete, "{r:?}");
+}
+
+#[tokio::test]
+async fn validate_and_rate_past_the_work_budget_say_the_search_is_unfinished() {
+    let server = TestServer::start_with(|c| c.max_nodes = 1_000, |s| s).await;
+    let mut client = server.client().await;
+    let r = client
+        .validate(pb::ValidateRequest {
+            puzzle: text(DEEP_CONTRADICTION),
+            current: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!r.search_complete, "{r:?}");
+    assert!(!r.solvable && !r.unique && r.solution.is_none(), "{r:?}");
+    assert!(r.conflicts.is_empty() && r.no_candidate_cells.is_empty());
+    // Several solutions are found well within the budget: complete.
+    let open = client
+        .validate(pb::ValidateRequest {
+            puzzle: text(&".".repeat(81)),
+            current: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(open.search_complete && open.solvable && !open.unique);
+
+    let rated = client
+        .rate(pb::RateRequest {
+            puzzle: text(DEEP_CONTRADICTION),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rated.outcome(), pb::Outcome::WorkLimitReached);
+    assert!(rated.rating.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validate_hint_and_rate_past_their_deadline_end_deadline_exceeded_and_stop() {
+    // A budget the long searches below never reach: only the deadline can
+    // stop them.
+    let server = TestServer::start_with(
+        |c| {
+            c.workers = 1;
+            c.max_nodes = 100_000_000;
+        },
+        |s| s,
+    )
+    .await;
+    let gauges = server.gauges.clone();
+    let solving = move || gauges.solving.load(Ordering::Relaxed);
+    // A bare client keeps no timer of its own, so the code is the server's.
+    let client = bare_client(server.addr);
+    let call = |what: &'static str, timeout: &'static str| {
+        let mut client = client.clone();
+        async move {
+            match what {
+                "Validate" => client
+                    .validate(timed(
+                        pb::ValidateRequest {
+                            puzzle: text(DEEP_CONTRADICTION),
+                            current: None,
+                        },
+                        timeout,
+                    ))
+                    .await
+                    .map(|r| format!("{:?}", r.into_inner())),
+                "Hint" => client
+                    .hint(timed(stuck_hint(), timeout))
+                    .await
+                    .map(|r| format!("{:?}", r.into_inner())),
+                _ => client
+                    .rate(timed(
+                        pb::RateRequest {
+                            puzzle: text(DEEP_CONTRADICTION),
+                        },
+                        timeout,
+                    ))
+                    .await
+                    .map(|r| format!("{:?}", r.into_inner())),
+            }
+        }
+    };
+    for what in ["Validate", "Hint", "Rate"] {
+        // A deadline already all but spent.
+        let status = call(what, "1m").await.expect_err(what);
+        assert_eq!(status.code(), Code::DeadlineExceeded, "{what}: {status:?}");
+
+        // A deadline that passes mid-search: the search is seen running,
+        // then the call ends DEADLINE_EXCEEDED and the search stops with it
+        // (work that went on past the deadline would hold the one solver
+        // thread for about a second).
+        let started = Instant::now();
+        let running = tokio::spawn(call(what, "200m"));
+        while solving() == 0 {
+            assert!(
+                !running.is_finished() && started.elapsed() < Duration::from_secs(2),
+                "{what}: no search seen running"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let status = running.await.unwrap().expect_err(what);
+        assert_eq!(status.code(), Code::DeadlineExceeded, "{what}: {status:?}");
+        let ended = Instant::now();
+        while solving() > 0 {
+            assert!(
+                ended.elapsed() < Duration::from_millis(250),
+                "{what}: the search went on after the deadline"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
 }
