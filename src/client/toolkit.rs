@@ -455,11 +455,18 @@ pub async fn hint(args: FileArgs) -> anyhow::Result<i32> {
                 Err(s) => return failed_call(line, &s, output),
             };
             let Some(step) = r.step else {
-                let what = if r.solved { "solved" } else { "no solution" };
+                let what = match (r.solved, r.search_complete) {
+                    (true, _) => "solved",
+                    (false, false) => "work limit reached",
+                    (false, true) => "no solution",
+                };
                 return match output {
                     Output::Text => (format!("line {line}: {what}"), !r.solved),
                     Output::Jsonl => (
-                        format!("{{\"line\":{line},\"solved\":{}}}", r.solved),
+                        format!(
+                            "{{\"line\":{line},\"solved\":{},\"search_complete\":{}}}",
+                            r.solved, r.search_complete
+                        ),
                         !r.solved,
                     ),
                 };

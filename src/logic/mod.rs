@@ -377,11 +377,20 @@ pub fn hint(state: &Candidates) -> Option<Step> {
 /// The fallback when [`hint`] finds nothing: the solution's digit for the
 /// open cell with the fewest candidates (the lowest such cell), taken from
 /// the engine's solution of the placed digits. Its technique is
-/// [`Technique::Search`]. None when the placed
-/// digits have no solution or the grid is full.
+/// [`Technique::Search`]. None when the placed digits have no solution or
+/// the grid is full.
+///
+/// The search here has no node budget. A caller that must bound it (the
+/// service, whose budget, deadline and cancellation live outside this
+/// crate's logic) searches the placed digits itself, in slices, and hands
+/// the solution to [`search_step_from`].
 pub fn search_step(state: &Candidates) -> Option<Step> {
-    let grid = state.grid();
-    let solution = solver::solve(&grid)?;
+    search_step_from(state, &solver::solve(&state.grid())?)
+}
+
+/// [`search_step`] with the solution of `state`'s placed digits already
+/// found. None when the grid is full.
+pub fn search_step_from(state: &Candidates, solution: &Grid) -> Option<Step> {
     let cell = (0..81)
         .filter(|&c| state.value(c) == 0)
         .min_by_key(|&c| (state.mask(c).count_ones(), c))?;

@@ -259,7 +259,8 @@ impl Sudoku {
     }
 
     /// Answers one Hint request: the easiest step from the grid (and its
-    /// pencil marks), or the search's fallback step, on a solver thread.
+    /// pencil marks), found on a solver thread, or else the fallback step
+    /// from the solution of the placed digits, searched as Solve searches.
     async fn hint_unary(
         &self,
         request: &pb::HintRequest,
@@ -269,7 +270,7 @@ impl Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
         }
-        let (grid, _) = parse_grid(request.puzzle.as_ref(), "puzzle")?;
+        let (grid, form) = parse_grid(request.puzzle.as_ref(), "puzzle")?;
         let marks = parse_candidates(request.candidates.as_ref(), "candidates")?;
         let state = match marks {
             None => Candidates::from_grid(&grid),
@@ -280,16 +281,43 @@ impl Sudoku {
             return Ok(pb::HintResponse {
                 step: None,
                 solved: true,
+                search_complete: true,
             });
         }
         let step = self
-            .on_pool(tenant, deadline, move || {
-                logic::hint(&state).or_else(|| logic::search_step(&state))
-            })
+            .on_pool(tenant, deadline, move || logic::hint(&state))
             .await?;
+        if let Some(step) = step {
+            return Ok(pb::HintResponse {
+                step: Some(step_to_pb(&step)),
+                solved: false,
+                search_complete: true,
+            });
+        }
+        // No listed technique applies. The fallback's search can be as long
+        // as any Solve's, so it runs as one: within the work budget, in
+        // slices that stop at the deadline or when the caller leaves, in
+        // turns on the solver threads.
+        let answer = {
+            let _permit = self
+                .shared
+                .permits
+                .try_acquire()
+                .map_err(|_| Failure::Overloaded)?;
+            let job = Job {
+                grid: state.grid(),
+                form,
+                limit: 1,
+            };
+            self.search_job(job, deadline, tenant).await?.0
+        };
+        let step = answer
+            .solution
+            .and_then(|solution| logic::search_step_from(&state, &solution));
         Ok(pb::HintResponse {
             step: step.as_ref().map(step_to_pb),
             solved: false,
+            search_complete: answer.complete,
         })
     }
 

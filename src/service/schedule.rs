@@ -42,6 +42,19 @@ impl Sudoku {
         deadline: Option<Instant>,
         tenant: Tenant,
     ) -> Result<pb::Solution, Failure> {
+        let (answer, elapsed) = self.search_job(job, deadline, tenant).await?;
+        Ok(to_pb(&answer, &job, elapsed))
+    }
+
+    /// [`Self::solve_job`]'s search, its answer as the engine gives it
+    /// (for Hint's fallback, which needs the solution as a grid), with the
+    /// solving time.
+    pub(super) async fn search_job(
+        &self,
+        job: Job,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<(Answer, Duration), Failure> {
         let shared = &self.shared;
         let inline = shared.limits.inline_nodes;
         let first = with_thread_solver(|solver| {
@@ -88,7 +101,7 @@ impl Sudoku {
                 (answer, elapsed)
             }
         };
-        Ok(to_pb(&answer, &job, elapsed))
+        Ok((answer, elapsed))
     }
 
     /// Solves one validated puzzle of a size other than 9x9 for a unary
@@ -749,6 +762,8 @@ impl Sudoku {
     /// Runs `work` on a solver thread for `tenant`, under a server-wide
     /// permit (or sheds the call): the Hint and Rate work that is not a
     /// search, bounded in time by its nature (a logical solve of one grid).
+    /// A search never runs here: it would hold the thread past the deadline
+    /// and the work budget (see [`Self::search_job`]).
     /// It starts only if the deadline has not passed and the caller still
     /// waits.
     pub(super) async fn on_pool<R: Send + 'static>(

@@ -17,7 +17,7 @@ use std::time::Duration;
 use sudoku_grpc::logic::{self, Label, Technique};
 use sudoku_grpc::puzzle::Grid;
 
-use crate::support::{have, run, skip};
+use crate::support::{have, run, skip_until};
 
 fn generate(level: &str, n: usize) -> Vec<Grid> {
     let mut cmd = Command::new("qqwing");
@@ -49,9 +49,10 @@ fn beyond_qqwing(t: Technique) -> bool {
 #[test]
 fn ratings_agree_with_qqwing_levels() {
     if !have("qqwing") {
-        skip(
+        skip_until(
             "ratings_agree_with_qqwing_levels",
             "qqwing is not installed",
+            ".ci/setup-qqwing.sh",
         );
         return;
     }
@@ -86,9 +87,10 @@ fn ratings_agree_with_qqwing_levels() {
 #[test]
 fn qqwing_rates_every_puzzle_of_hard_or_harder_expert() {
     if !have("qqwing") {
-        skip(
+        skip_until(
             "qqwing_rates_every_puzzle_of_hard_or_harder_expert",
             "qqwing is not installed",
+            ".ci/setup-qqwing.sh",
         );
         return;
     }

@@ -2,20 +2,24 @@
 //! errors, for rule-breaking puzzles; INVALID_ARGUMENT with BadRequest for
 //! malformed ones; generated puzzles unique and minimal by an independent
 //! count, the same for the same seed through the server and in-process; a
-//! cancelled or timed-out Generate stops the server's work.
+//! cancelled or timed-out Generate stops the server's work; Validate, Hint
+//! and Rate bounded by the work budget and stopped by their deadline; Hint
+//! from pencil marks; the commands' options, locally and through a server.
 
 use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use sudoku_grpc::logic::{self, Candidates};
 use sudoku_grpc::pb;
 use sudoku_grpc::puzzle::Grid;
 use sudoku_grpc::solver::count_solutions_up_to;
+use sudoku_grpc::telemetry::metrics::PuzzleOutcome;
 use tonic::Code;
 use tonic_types::StatusExt;
 
-use crate::support::{CLASSIC, CLASSIC_SOLVED, TestServer};
+use crate::support::{CLASSIC, CLASSIC_SOLVED, DEEP_CONTRADICTION, TestServer, bare_client};
 
 fn text(t: &str) -> Option<pb::Grid> {
     Some(pb::Grid {
@@ -597,4 +601,427 @@ fn validate_hint_and_rate_commands_answer_the_same_locally_and_through_the_serve
         hinted.lines().next().unwrap().starts_with("line 1: "),
         "{hinted}"
     );
+}
+
+/// A Hint request no listed technique can progress, whose fallback search
+/// is long: DEEP_CONTRADICTION with the pencil marks its one technique step
+/// (a hidden pair) leaves. The search then needs about 1.55 million nodes
+/// to find that the placed digits have no solution.
+fn stuck_hint() -> pb::HintRequest {
+    let grid = Grid::from_text(DEEP_CONTRADICTION).unwrap();
+    let mut state = Candidates::from_grid(&grid);
+    let mut steps = 0;
+    while let Some(step) = logic::hint(&state) {
+        state.apply(&step);
+        steps += 1;
+    }
+    assert!(steps > 0, "the marks must differ from the grid's own");
+    pb::HintRequest {
+        puzzle: text(&state.grid().to_string()),
+        candidates: Some(pb::Candidates {
+            masks: state.masks().iter().map(|&m| u32::from(m)).collect(),
+        }),
+    }
+}
+
+/// `message` with a `grpc-timeout` header of `timeout` ("5m": 5 ms).
+fn timed<T>(message: T, timeout: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request
+        .metadata_mut()
+        .insert("grpc-timeout", timeout.parse().unwrap());
+    request
+}
+
+fn counted(server: &TestServer, outcome: PuzzleOutcome) -> u64 {
+    server.gauges.counted(outcome)
+}
+
+#[tokio::test]
+async fn hints_fallback_search_stops_at_the_work_budget_and_says_so() {
+    let server = TestServer::start_with(|c| c.max_nodes = 1_000, |s| s).await;
+    let mut client = server.client().await;
+    let limited = counted(&server, PuzzleOutcome::WorkLimitReached);
+    let r = client.hint(stuck_hint()).await.unwrap().into_inner();
+    assert!(r.step.is_none(), "{r:?}");
+    assert!(!r.solved && !r.search_complete, "{r:?}");
+    assert_eq!(
+        counted(&server, PuzzleOutcome::WorkLimitReached),
+        limited + 1,
+        "the fallback's search is counted as Solve's are"
+    );
+    // Under the same budget a short fallback search finishes: the empty
+    // grid has no technique step, and its first solution takes a few dozen
+    // nodes.
+    let r = client
+        .hint(pb::HintRequest {
+            puzzle: text(&".".repeat(81)),
+            candidates: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.search_complete, "{r:?}");
+    let step = r.step.expect("the fallback step");
+    assert_eq!(step.technique(), pb::Technique::Search);
+    assert_eq!(step.placements.len(), 1);
+    // With the default budget the long search finishes too: no solution,
+    // so no step, and the search says it is complete.
+    let roomy = TestServer::start().await;
+    let r = roomy
+        .client()
+        .await
+        .hint(stuck_hint())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.step.is_none() && !r.solved && r.search_complete, "{r:?}");
+}
+
+#[tokio::test]
+async fn validate_and_rate_past_the_work_budget_say_the_search_is_unfinished() {
+    let server = TestServer::start_with(|c| c.max_nodes = 1_000, |s| s).await;
+    let mut client = server.client().await;
+    let r = client
+        .validate(pb::ValidateRequest {
+            puzzle: text(DEEP_CONTRADICTION),
+            current: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!r.search_complete, "{r:?}");
+    assert!(!r.solvable && !r.unique && r.solution.is_none(), "{r:?}");
+    assert!(r.conflicts.is_empty() && r.no_candidate_cells.is_empty());
+    // Several solutions are found well within the budget: complete.
+    let open = client
+        .validate(pb::ValidateRequest {
+            puzzle: text(&".".repeat(81)),
+            current: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(open.search_complete && open.solvable && !open.unique);
+
+    let rated = client
+        .rate(pb::RateRequest {
+            puzzle: text(DEEP_CONTRADICTION),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rated.outcome(), pb::Outcome::WorkLimitReached);
+    assert!(rated.rating.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validate_hint_and_rate_past_their_deadline_end_deadline_exceeded_and_stop() {
+    // A budget the long searches below never reach: only the deadline can
+    // stop them.
+    let server = TestServer::start_with(
+        |c| {
+            c.workers = 1;
+            c.max_nodes = 100_000_000;
+        },
+        |s| s,
+    )
+    .await;
+    let gauges = server.gauges.clone();
+    let solving = move || gauges.solving.load(Ordering::Relaxed);
+    // A bare client keeps no timer of its own, so the code is the server's.
+    let client = bare_client(server.addr);
+    let call = |what: &'static str, timeout: &'static str| {
+        let mut client = client.clone();
+        async move {
+            match what {
+                "Validate" => client
+                    .validate(timed(
+                        pb::ValidateRequest {
+                            puzzle: text(DEEP_CONTRADICTION),
+                            current: None,
+                        },
+                        timeout,
+                    ))
+                    .await
+                    .map(|r| format!("{:?}", r.into_inner())),
+                "Hint" => client
+                    .hint(timed(stuck_hint(), timeout))
+                    .await
+                    .map(|r| format!("{:?}", r.into_inner())),
+                _ => client
+                    .rate(timed(
+                        pb::RateRequest {
+                            puzzle: text(DEEP_CONTRADICTION),
+                        },
+                        timeout,
+                    ))
+                    .await
+                    .map(|r| format!("{:?}", r.into_inner())),
+            }
+        }
+    };
+    for what in ["Validate", "Hint", "Rate"] {
+        // A deadline already all but spent.
+        let status = call(what, "1m").await.expect_err(what);
+        assert_eq!(status.code(), Code::DeadlineExceeded, "{what}: {status:?}");
+
+        // A deadline that passes mid-search: the search is seen running,
+        // then the call ends DEADLINE_EXCEEDED and the search stops with it
+        // (work that went on past the deadline would hold the one solver
+        // thread for about a second).
+        let started = Instant::now();
+        let running = tokio::spawn(call(what, "200m"));
+        while solving() == 0 {
+            assert!(
+                !running.is_finished() && started.elapsed() < Duration::from_secs(2),
+                "{what}: no search seen running"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let status = running.await.unwrap().expect_err(what);
+        assert_eq!(status.code(), Code::DeadlineExceeded, "{what}: {status:?}");
+        let ended = Instant::now();
+        while solving() > 0 {
+            assert!(
+                ended.elapsed() < Duration::from_millis(250),
+                "{what}: the search went on after the deadline"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}
+
+/// A step as its technique's name, placements and eliminations, each a
+/// (cell, digit): what the wire and the logical solver can be compared on.
+type StepKey = (String, Vec<(u32, u32)>, Vec<(u32, u32)>);
+
+/// A step's [`StepKey`], from the wire.
+fn wire_step(step: &pb::Step) -> StepKey {
+    let pairs = |v: &[pb::CellDigit]| v.iter().map(|p| (p.cell, p.digit)).collect();
+    (
+        step.technique_name.clone(),
+        pairs(&step.placements),
+        pairs(&step.eliminations),
+    )
+}
+
+/// A step's [`StepKey`], from the logical solver.
+fn logic_step(step: &logic::Step) -> StepKey {
+    let pairs = |v: &[(u8, u8)]| {
+        v.iter()
+            .map(|&(c, d)| (u32::from(c), u32::from(d)))
+            .collect()
+    };
+    (
+        step.technique.name().to_string(),
+        pairs(&step.placements),
+        pairs(&step.eliminations),
+    )
+}
+
+#[tokio::test]
+async fn a_hint_from_pencil_marks_starts_where_the_marks_stand() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    // The first puzzle of top1465, stepped in process up to its first
+    // elimination, which is then applied: the grid alone cannot show it,
+    // the marks can.
+    let puzzle =
+        Grid::from_text(&crate::support::data_set("puzzles3_magictour_top1465")[0]).unwrap();
+    let solution = sudoku_grpc::solver::solve(&puzzle).unwrap();
+    let mut state = Candidates::from_grid(&puzzle);
+    let elimination = loop {
+        let step = logic::hint(&state).expect("a step before the first elimination");
+        state.apply(&step);
+        if !step.eliminations.is_empty() {
+            break step;
+        }
+    };
+    let grid = text(&state.grid().to_string());
+    let masks: Vec<u32> = state.masks().iter().map(|&m| u32::from(m)).collect();
+
+    let marked = client
+        .hint(pb::HintRequest {
+            puzzle: grid.clone(),
+            candidates: Some(pb::Candidates {
+                masks: masks.clone(),
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let step = marked.step.expect("a step");
+    let want = logic::hint(&state).expect("a step after the elimination");
+    assert_eq!(wire_step(&step), logic_step(&want));
+    assert_ne!(wire_step(&step), logic_step(&elimination));
+    for p in &step.placements {
+        assert_eq!(p.digit as u8, solution.0[p.cell as usize], "{step:?}");
+    }
+    for e in &step.eliminations {
+        assert_ne!(e.digit as u8, solution.0[e.cell as usize], "{step:?}");
+    }
+
+    // Without the marks the server finds the elimination again.
+    let bare = client
+        .hint(pb::HintRequest {
+            puzzle: grid.clone(),
+            candidates: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        wire_step(&bare.step.expect("a step")),
+        logic_step(&elimination)
+    );
+
+    // Marks that cannot be read: INVALID_ARGUMENT naming the field.
+    let mut beyond = masks.clone();
+    beyond[0] = 0x200;
+    for bad in [beyond, masks[..80].to_vec()] {
+        let err = client
+            .hint(pb::HintRequest {
+                puzzle: grid.clone(),
+                candidates: Some(pb::Candidates { masks: bad }),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+        assert!(
+            bad_fields(&err).iter().any(|f| f.starts_with("candidates")),
+            "{err:?}"
+        );
+    }
+}
+
+/// Runs the `sudoku` binary with `args`, `input` on its stdin: its exit
+/// code, stdout and stderr.
+fn sudoku(args: &[&str], input: &str) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn validate_current_names_wrong_entries_locally_and_through_the_server() {
+    let server = TestServer::start_detached();
+    let url = server.url();
+    let input = format!("{CLASSIC}\n");
+    // The classic with r1c3 entered: 4 is the solution's digit there, 1 is not.
+    let entered = |d: char| {
+        let mut current = CLASSIC.to_string();
+        current.replace_range(2..3, &d.to_string());
+        current
+    };
+    let (right, wrong) = (entered('4'), entered('1'));
+    let mut changed = CLASSIC.to_string();
+    changed.replace_range(0..1, "6");
+    let cases = [
+        (&right, "text", Some(0), "line 1: unique"),
+        (&wrong, "text", Some(1), "line 1: unique; wrong: r1c3"),
+        (&changed, "text", Some(1), "line 1: error: INVALID_ARGUMENT"),
+    ];
+    for (current, output, code, want) in cases {
+        let remote = sudoku(
+            &[
+                "validate",
+                "--server",
+                &url,
+                "--output",
+                output,
+                "--current",
+                current,
+            ],
+            &input,
+        );
+        let local = sudoku(
+            &[
+                "validate",
+                "--local",
+                "--output",
+                output,
+                "--current",
+                current,
+            ],
+            &input,
+        );
+        assert_eq!(remote, local, "--current {current}");
+        assert_eq!(remote.0, code, "{remote:?}");
+        assert!(remote.1.starts_with(want), "{remote:?}");
+    }
+    let (_, changed_line, _) = sudoku(&["validate", "--local", "--current", &changed], &input);
+    assert!(changed_line.contains("current"), "{changed_line}");
+    let (_, json, _) = sudoku(
+        &[
+            "validate",
+            "--server",
+            &url,
+            "--output",
+            "jsonl",
+            "--current",
+            &wrong,
+        ],
+        &input,
+    );
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["wrong_cells"], serde_json::json!([2]), "{json}");
+    assert_eq!(v["solution"], CLASSIC_SOLVED, "{json}");
+}
+
+#[test]
+fn generate_keeps_clue_and_rating_ranges_locally_and_through_the_server() {
+    let server = TestServer::start_detached();
+    let url = server.url();
+    let cases: [(&[&str], &str); 2] = [
+        (&["--clues", "24..26"], "clues"),
+        (&["--min-rating", "3.0", "--max-rating", "4.0"], "rating"),
+    ];
+    for (range, what) in cases {
+        let run = |target: &[&str]| {
+            let mut args = vec!["generate", "-n", "6", "--seed", "11", "--output", "jsonl"];
+            args.extend_from_slice(range);
+            args.extend_from_slice(target);
+            let out = sudoku(&args, "");
+            assert_eq!(out.0, Some(0), "{what}: {out:?}");
+            out.1
+        };
+        let remote = run(&["--server", &url]);
+        assert_eq!(remote, run(&["--local", "--threads", "1"]), "{what}");
+        let lines: Vec<&str> = remote.lines().collect();
+        assert_eq!(lines.len(), 6, "{what}: {remote}");
+        for line in lines {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let puzzle = Grid::from_text(v["puzzle"].as_str().unwrap()).unwrap();
+            assert_unique_and_minimal(&puzzle);
+            // Counted and rated here, not taken from the answer.
+            let clues = puzzle.0.iter().filter(|&&d| d != 0).count();
+            let rating = logic::rate(&puzzle).unwrap();
+            assert_eq!(v["clues"], clues, "{line}");
+            match what {
+                "clues" => assert!((24..=26).contains(&clues), "{line}"),
+                _ => assert!(
+                    (3.0..=4.0).contains(&rating.se_rating),
+                    "{line}: {rating:?}"
+                ),
+            }
+        }
+    }
 }

@@ -37,8 +37,15 @@ pub fn in_ci() -> bool {
 }
 
 /// Reports why a test cannot run: a skip on a developer's machine (the
-/// caller returns), a failure under CI=true.
+/// caller returns), a failure under CI=true. For the tools
+/// .ci/setup-clients.sh installs; see [`skip_until`] for the others.
 pub fn skip(test: &str, reason: &str) {
+    skip_until(test, reason, ".ci/setup-clients.sh");
+}
+
+/// [`skip`] for a test whose tools the script `setup` installs, so the
+/// message names the script that makes it run.
+pub fn skip_until(test: &str, reason: &str, setup: &str) {
     if in_ci() {
         panic!("{test}: cannot run under CI=true: {reason}");
     }
@@ -46,7 +53,7 @@ pub fn skip(test: &str, reason: &str) {
     // tests, and a skip should be seen.
     let _ = writeln!(
         std::io::stderr(),
-        "SKIPPED {test}: {reason} (run .ci/setup-clients.sh to install what it needs)"
+        "SKIPPED {test}: {reason} (run {setup} to install what it needs)"
     );
 }
 
