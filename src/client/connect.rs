@@ -16,7 +16,7 @@ fn url_of(server: &str) -> String {
 }
 
 /// How long a connection may take to open.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// While calls are open, the client pings a server that has sent nothing
 /// for this long, and gives the connection up when the ping is not
 /// answered within [`KEEPALIVE_TIMEOUT`]: a server that stops answering
@@ -24,8 +24,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// as one that died, whose puzzles go to the other servers, instead of
 /// holding the run for ever. The server answers pings on its I/O threads,
 /// so one busy solving does not miss them.
-const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
-const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(15);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn endpoint(server: &str) -> anyhow::Result<Endpoint> {
     let url = url_of(server);

@@ -226,6 +226,11 @@ pub fn lost_server(status: &tonic::Status) -> bool {
 /// with every server gone the run ends after about 4.6 s of waits.
 pub const MAX_FAILURES: u32 = 10;
 
+/// How long a stream goes on trying while its calls fail one after
+/// another: a server that is stopped rather than gone takes each new call
+/// to a connect timeout, so ten failures could otherwise take minutes.
+pub const MAX_OUTAGE: Duration = Duration::from_secs(20);
+
 /// The wait before the `failures`-th call again in a row: 25 ms, doubling,
 /// at most 1 s.
 pub fn backoff(failures: u32) -> Duration {

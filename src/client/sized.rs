@@ -15,8 +15,8 @@ use std::io::{Read, Write};
 
 use anyhow::{Context, anyhow};
 
-use super::resend::{MAX_FAILURES, backoff, lost_server};
-use super::solve::{Done, Outcome, code_name, for_people, json_answer};
+use super::resend::{MAX_FAILURES, MAX_OUTAGE, backoff, lost_server};
+use super::solve::{Done, Outcome, code_name, for_people, json_answer, puzzles};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::sized::{At, Shape, SizedError, SizedGrid, char_value, value_char};
@@ -580,8 +580,9 @@ pub async fn run(
                     Err(status) => {
                         out.flush()?;
                         eprintln!(
-                            "sudoku: lost the server ({}); {answered} puzzles answered before that",
-                            for_people(status.message())
+                            "sudoku: lost the server ({}); {} answered before that",
+                            for_people(status.message()),
+                            puzzles(answered as u64)
                         );
                         return Ok(2);
                     }
@@ -622,8 +623,8 @@ pub async fn run(
 
 /// One puzzle solved on the server; a call lost with its server (see
 /// [`lost_server`]) is made again, on another server when there are
-/// several, up to [`MAX_FAILURES`] times in all. `Err` when it never
-/// got through.
+/// several, up to [`MAX_FAILURES`] times in all and for at most
+/// [`MAX_OUTAGE`]. `Err` when it never got through.
 async fn remote_again(
     client: &mut SudokuServiceClient<tonic::transport::Channel>,
     g: &SizedGrid,
@@ -631,9 +632,14 @@ async fn remote_again(
     unique: bool,
 ) -> Result<Done<SizedGrid>, tonic::Status> {
     let mut failures = 0;
+    let since = std::time::Instant::now();
     loop {
         match remote(client, g, shape, unique).await {
-            Err(status) if lost_server(&status) && failures + 1 < MAX_FAILURES => {
+            Err(status)
+                if lost_server(&status)
+                    && failures + 1 < MAX_FAILURES
+                    && since.elapsed() < MAX_OUTAGE =>
+            {
                 failures += 1;
                 tokio::time::sleep(backoff(failures)).await;
             }

@@ -886,8 +886,10 @@ impl Feed {
             tokio::time::sleep(self.start_after).await;
         }
         let mut again = Vec::new();
-        // Calls failed one after another without an answer between them.
+        // Calls failed one after another without an answer between them,
+        // and since when.
         let mut failures = 0u32;
+        let mut failing_since: Option<std::time::Instant> = None;
         loop {
             let (source, tracker) =
                 Source::new(again, self.cap.clone(), self.options, self.outbox.clone());
@@ -897,6 +899,7 @@ impl Feed {
                 opened = true;
                 while let Some(msg) = responses.message().await? {
                     failures = 0;
+                    failing_since = None;
                     tracker.answered(msg.iter().map(|a| a.0));
                     if self.to_writer.send(Msg::Answers(msg)).await.is_err() {
                         break;
@@ -938,7 +941,10 @@ impl Feed {
             if lost && finished {
                 return;
             }
-            if !lost || failures + 1 >= resend::MAX_FAILURES {
+            let failing_for = failing_since
+                .get_or_insert_with(std::time::Instant::now)
+                .elapsed();
+            if !lost || failures + 1 >= resend::MAX_FAILURES || failing_for > resend::MAX_OUTAGE {
                 self.outbox.close();
                 let _ = self
                     .to_writer
@@ -1101,6 +1107,14 @@ fn renumbered(msg: &str) -> String {
     out
 }
 
+/// "1 puzzle", "2 puzzles".
+pub(super) fn puzzles(n: impl Into<u64>) -> String {
+    match n.into() {
+        1 => "1 puzzle".to_string(),
+        n => format!("{n} puzzles"),
+    }
+}
+
 /// The slot of puzzle `seq` in the reorder window `ring` that starts at
 /// `base`; `None` for ids outside the window, which were never sent (or
 /// are printed already).
@@ -1154,8 +1168,8 @@ impl Summary {
                 eprintln!("sudoku: {source}: {why}");
             } else {
                 eprintln!(
-                    "sudoku: {why}; {} puzzles answered before that",
-                    self.puzzles
+                    "sudoku: {why}; {} answered before that",
+                    puzzles(self.puzzles)
                 );
             }
             return 2;
@@ -1465,8 +1479,12 @@ mod tests {
             "row 2, column 5: unexpected character 'x'; expected '1'-'9', '.' or '0'"
         );
         assert_eq!(
-            for_people("current: cell 80 (row 8, column 8) holds a blank where the puzzle gives 4"),
-            "row 9, column 9 holds a blank where the puzzle gives 4"
+            for_people(
+                "current: the current grid changes a given: cell 80 (row 8, column 8) holds a \
+                 blank where the puzzle gives 4"
+            ),
+            "the current grid changes a given: row 9, column 9 holds a blank where the puzzle \
+             gives 4"
         );
         assert_eq!(
             for_people(

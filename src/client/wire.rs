@@ -502,4 +502,60 @@ mod tests {
         extra.extend_from_slice(&[key(9, VARINT), 1]);
         assert_eq!(decode_response(&extra, false).unwrap().len(), 9);
     }
+
+    /// A valid response of solved, counted, unsolved and failed results.
+    fn sample() -> Vec<u8> {
+        let results = [
+            (7, Some(solution(pb::Outcome::Solved, SOLVED, 1))),
+            (
+                300,
+                Some(solution(pb::Outcome::MultipleSolutions, SOLVED, 2)),
+            ),
+            (9, Some(solution(pb::Outcome::NoSolution, "", 0))),
+            (
+                14,
+                Some(pb::batch_result::Result::Error(tonic_types::pb::Status {
+                    code: tonic::Code::Internal as i32,
+                    message: "items[2]: boom".into(),
+                    details: vec![],
+                })),
+            ),
+        ];
+        pb::SolveBatchResponse {
+            results: results
+                .into_iter()
+                .map(|(id, result)| pb::BatchResult { id, result })
+                .collect(),
+        }
+        .encode_to_vec()
+    }
+
+    proptest::proptest! {
+        /// Whatever bytes a server sends, the hand-written reader does not
+        /// panic, and where prost reads them too the two agree.
+        #[test]
+        fn any_bytes_read_as_prost_reads_them_or_fail(
+            edits in proptest::collection::vec((0usize..2_000, proptest::prelude::any::<u8>()), 0..6),
+            cut in 0usize..2_000,
+            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            unique in proptest::prelude::any::<bool>(),
+        ) {
+            let mut bytes = sample();
+            for (at, b) in edits {
+                let n = bytes.len();
+                bytes[at % n] = b;
+            }
+            bytes.truncate(cut.max(1).min(bytes.len()));
+            bytes.extend_from_slice(&noise);
+            let ours = decode_response(&bytes, unique);
+            let theirs = pb::SolveBatchResponse::decode(&bytes[..]);
+            if let (Ok(ours), Ok(theirs)) = (ours, theirs) {
+                proptest::prop_assert_eq!(ours.len(), theirs.results.len());
+                for ((a, _, da), r) in ours.iter().zip(theirs.results) {
+                    proptest::prop_assert_eq!(*a, r.id);
+                    proptest::prop_assert_eq!(summary(da), summary(&done_of(r, unique)));
+                }
+            }
+        }
+    }
 }

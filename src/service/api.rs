@@ -90,7 +90,8 @@ impl Sudoku {
                         return Err(violation(
                             "current",
                             format!(
-                                "cell {i} (row {}, column {}) holds {found} where the puzzle \
+                                "the current grid changes a given: cell {i} (row {}, column {}) \
+                                 holds {found} where the puzzle \
                                  gives {}",
                                 i / n,
                                 i % n,
@@ -205,7 +206,10 @@ impl Sudoku {
                     return Err(violation_of(
                         Wrong::ChangedGiven,
                         "current",
-                        format!("{cell} holds {found} where the puzzle gives {given}"),
+                        format!(
+                            "the current grid changes a given: {cell} holds {found} where the \
+                             puzzle gives {given}"
+                        ),
                         vec![cell.0],
                     ));
                 }

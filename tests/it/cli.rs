@@ -423,6 +423,26 @@ fn empty_and_binary_input() {
     );
 }
 
+#[tokio::test]
+async fn empty_input_through_a_server_is_zero_puzzles() {
+    let server = TestServer::start().await;
+    let out = run(
+        vec!["solve".into(), "--server".into(), server.url()],
+        String::new(),
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "0 puzzles");
+    let out = run(
+        vec!["solve".into(), "-q".into(), "--server".into(), server.url()],
+        String::new(),
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+}
+
 #[test]
 fn a_bad_row_in_a_grid_is_one_error_and_the_stream_goes_on() {
     let bad = SPACED_INPUT.replace("4 0 0 8 0 3", "4 0 0 8 x 3");
@@ -606,7 +626,7 @@ async fn server_dies_mid_run(args: &[&str], puzzle: &str, solved: &str) {
         .unwrap();
     assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
     assert!(stderr.contains("lost the server"), "{args:?}: {stderr}");
-    assert!(stderr.contains("1 puzzles answered"), "{args:?}: {stderr}");
+    assert!(stderr.contains("1 puzzle answered"), "{args:?}: {stderr}");
 }
 
 /// Runs `sudoku solve ARGS` with `feed` writing its stdin from a thread;

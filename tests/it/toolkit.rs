@@ -375,6 +375,55 @@ fn generate_local_and_through_the_server_print_the_same_puzzles() {
     assert_eq!(local, local_two);
 }
 
+/// The same seed and options make the same puzzles on any machine: these
+/// were made on the development machine, and a build anywhere else (another
+/// CPU, word size or thread count) must make them again.
+#[test]
+fn a_seed_makes_the_puzzles_it_made_on_the_development_machine() {
+    let made = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+            .args(["generate", "--local"])
+            .args(args)
+            .output()
+            .expect("the sudoku binary runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        made(&[
+            "-n",
+            "3",
+            "--level",
+            "medium",
+            "--seed",
+            "42",
+            "--symmetry",
+            "rotate180"
+        ]),
+        ".9....8.4...6...5....9..73237.8....5.6..1..7.8....7.96513..4....8...3...6.7....2.\n\
+         .2....4.9..72.5..88..1..2....5..7.......8.......4..5....1..2..76..7.89..9.4....3.\n\
+         .5.7.....36..5.78..8......6...19...49.2.6.8.57...48...6......3..74.3..69.....4.5.\n"
+    );
+    assert_eq!(
+        made(&[
+            "-n",
+            "2",
+            "--level",
+            "hard",
+            "--seed",
+            "9",
+            "--threads",
+            "2"
+        ]),
+        "......4.117....6.....6.7.....2...7...39...5..4..5..3.6.8...4...3..8.6..96.......4\n\
+         ..59...42...1.....8......9......6....4....9.79.82....445182..........1....2....78\n"
+    );
+}
+
 /// Waits until nothing has been solving on `server` for 100 ms on end, or
 /// panics after `within`.
 async fn wait_idle(server: &TestServer, within: Duration, what: &str) -> Duration {
