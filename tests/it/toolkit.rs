@@ -225,17 +225,102 @@ async fn generate(
     out
 }
 
-/// Counted with a fresh engine per count: one solution, and two or more
-/// once any single clue is removed.
+/// Counted twice, by the engine (a fresh one per count) and by
+/// [`plain_count`], which shares no code with it or the generator: one
+/// solution, and two or more once any single clue is removed.
 fn assert_unique_and_minimal(puzzle: &Grid) {
     assert_eq!(count_solutions_up_to(puzzle, 2), 1, "{puzzle}");
+    assert_eq!(plain_count(puzzle, 2), 1, "{puzzle}");
     for c in 0..81 {
         if puzzle.0[c] != 0 {
             let mut p = *puzzle;
             p.0[c] = 0;
             assert_eq!(count_solutions_up_to(&p, 2), 2, "{puzzle} without cell {c}");
+            assert_eq!(plain_count(&p, 2), 2, "{puzzle} without cell {c}");
         }
     }
+}
+
+/// The solutions of `g`, counted up to `limit` by plain backtracking: the
+/// digits each row, column and box still lacks as bit masks, and at each
+/// step the blank with the fewest digits left. No propagation and nothing
+/// from the crate but the grid's cells, so it checks the engine's counts
+/// with other code.
+fn plain_count(g: &Grid, limit: u32) -> u32 {
+    struct Board {
+        cells: [u8; 81],
+        used: [[u16; 9]; 3],
+    }
+    fn unit(i: usize) -> [usize; 3] {
+        [i / 9, i % 9, (i / 27) * 3 + (i % 9) / 3]
+    }
+    fn count(b: &mut Board, limit: u32) -> u32 {
+        let mut best: Option<(usize, u16)> = None;
+        for i in 0..81 {
+            if b.cells[i] != 0 {
+                continue;
+            }
+            let [r, c, x] = unit(i);
+            let free = !(b.used[0][r] | b.used[1][c] | b.used[2][x]) & 0x3fe;
+            if best.is_none_or(|(_, f)| free.count_ones() < f.count_ones()) {
+                best = Some((i, free));
+            }
+        }
+        let Some((i, free)) = best else {
+            return 1;
+        };
+        let [r, c, x] = unit(i);
+        let mut found = 0;
+        for d in 1..=9u8 {
+            let bit = 1u16 << d;
+            if free & bit == 0 {
+                continue;
+            }
+            b.cells[i] = d;
+            b.used[0][r] |= bit;
+            b.used[1][c] |= bit;
+            b.used[2][x] |= bit;
+            found += count(b, limit - found);
+            b.cells[i] = 0;
+            b.used[0][r] &= !bit;
+            b.used[1][c] &= !bit;
+            b.used[2][x] &= !bit;
+            if found >= limit {
+                break;
+            }
+        }
+        found
+    }
+    let mut b = Board {
+        cells: g.0,
+        used: [[0; 9]; 3],
+    };
+    for i in 0..81 {
+        let d = g.0[i];
+        if d == 0 {
+            continue;
+        }
+        let bit = 1u16 << d;
+        let [r, c, x] = unit(i);
+        if (b.used[0][r] | b.used[1][c] | b.used[2][x]) & bit != 0 {
+            return 0;
+        }
+        b.used[0][r] |= bit;
+        b.used[1][c] |= bit;
+        b.used[2][x] |= bit;
+    }
+    count(&mut b, limit)
+}
+
+#[test]
+fn the_plain_counter_counts() {
+    assert_eq!(plain_count(&Grid::from_text(CLASSIC).unwrap(), 2), 1);
+    assert_eq!(plain_count(&Grid::EMPTY, 2), 2);
+    let mut clash = Grid::from_text(CLASSIC).unwrap();
+    clash.0[2] = 5;
+    assert_eq!(plain_count(&clash, 2), 0);
+    let solved = Grid::from_text(CLASSIC_SOLVED).unwrap();
+    assert_eq!(plain_count(&solved, 2), 1);
 }
 
 #[tokio::test]
