@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use anyhow::{Context, anyhow};
 
 use super::resend::{MAX_FAILURES, MAX_OUTAGE, backoff, lost_server};
-use super::solve::{Done, Outcome, code_name, for_people, json_answer, puzzles};
+use super::solve::{Done, Outcome, for_people, json_answer, puzzles};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::sized::{At, Shape, SizedError, SizedGrid, char_value, value_char};
@@ -644,21 +644,7 @@ async fn remote_again(
                 tokio::time::sleep(backoff(failures)).await;
             }
             Err(status) if lost_server(&status) => return Err(status),
-            Err(status) => {
-                let msg = for_people(status.message());
-                return Ok(match status.code() {
-                    tonic::Code::InvalidArgument => Done::invalid(msg),
-                    c => Done {
-                        outcome: Outcome::Failed,
-                        solution: None,
-                        count: 0,
-                        guesses: 0,
-                        nodes: 0,
-                        micros: 0,
-                        error: Some((code_name(c), msg)),
-                    },
-                });
-            }
+            Err(status) => return Ok(Done::of_status(&status)),
             Ok(done) => return Ok(done),
         }
     }

@@ -204,6 +204,19 @@ impl<G> Done<G> {
         }
     }
 
+    /// A puzzle the server failed with `status`, in the command's words.
+    pub(super) fn of_status(status: &tonic::Status) -> Done<G> {
+        let msg = for_people(status.message());
+        match status.code() {
+            tonic::Code::InvalidArgument => Done::invalid(msg),
+            code => Done {
+                outcome: Outcome::Failed,
+                error: Some((code_name(code), msg)),
+                ..Done::invalid(String::new())
+            },
+        }
+    }
+
     /// What to say about a failure; `None` when solved.
     pub(super) fn complaint(&self) -> Option<String> {
         match self.outcome {

@@ -669,28 +669,7 @@ fn validate_hint_and_rate_commands_answer_the_same_locally_and_through_the_serve
         ".".repeat(81),
         ".".repeat(72)
     );
-    let run = |args: &[&str]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("the sudoku binary runs");
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
-    };
+    let run = |args: &[&str]| sudoku(args, &input);
     let url = server.url();
     for command in ["validate", "hint", "rate"] {
         for output in ["text", "jsonl"] {
