@@ -17,7 +17,10 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::{TestServer, have, npm_ci, repo, run, skip, target_dir};
+use crate::support::{TestServer, have, npm_ci, repo, run, skip_until, target_dir};
+
+/// What installs node, npm and chromium for this test.
+const SETUP: &str = ".ci/setup-web.sh";
 
 /// The Chromium to drive, if there is one.
 fn chromium() -> Option<PathBuf> {
@@ -42,14 +45,14 @@ fn chromium() -> Option<PathBuf> {
 fn the_page_solves_a_pasted_puzzle_and_highlights_a_bad_cell() {
     const TEST: &str = "the_page_solves_a_pasted_puzzle_and_highlights_a_bad_cell";
     if !have("node") || !have("npm") {
-        return skip(TEST, "node and npm are not installed");
+        return skip_until(TEST, "node and npm are not installed", SETUP);
     }
     let Some(chromium) = chromium() else {
-        return skip(TEST, "chromium is not installed (apt-get install chromium)");
+        return skip_until(TEST, "chromium is not installed", SETUP);
     };
     let dir = repo().join("web");
     if let Err(e) = npm_ci(&dir) {
-        return skip(TEST, &e);
+        return skip_until(TEST, &e, SETUP);
     }
     let out = target_dir().join("web");
     let server = TestServer::start_detached();
