@@ -303,8 +303,12 @@ async function main() {
 
   // Hint: the step agrees with the solution.
   const solution = one.solution.grid.text;
-  const { step } = await unary('hint', { puzzle: { text: PUZZLE } });
+  const hint = await unary('hint', { puzzle: { text: PUZZLE } });
+  const { step } = hint;
   check(step && step.techniqueName, 'Hint: no step');
+  // searchComplete is false only when no technique applied and the search
+  // behind the fallback step ran out of the server's work budget.
+  check(hint.searchComplete === true && hint.solved === false, 'Hint: searchComplete / solved');
   for (const p of step.placements) {
     check(Number(solution[p.cell]) === p.digit, `Hint places ${p.digit} in cell ${p.cell}`);
   }

@@ -432,8 +432,12 @@ def demo_toolkit(pb, stub):
     print(f"ok: Validate -> {len(pairs)} conflicts in the broken puzzle; the classic is unique")
 
     # Hint: the step's placements are the solution's digits.
-    step = stub.Hint(pb.HintRequest(puzzle=pb.Grid(text=PUZZLE))).step
+    hint = stub.Hint(pb.HintRequest(puzzle=pb.Grid(text=PUZZLE)))
+    step = hint.step
     solution = report.solution.text
+    # search_complete is false only when no technique applied and the
+    # search behind the fallback step ran out of the server's work budget.
+    check(hint.search_complete and not hint.solved, "Hint: search_complete / solved")
     check(step.technique_name != "", "Hint: no technique")
     for p in step.placements:
         check(int(solution[p.cell]) == p.digit, f"Hint places {p.digit} at {p.cell}")
