@@ -20,7 +20,7 @@ use super::solve::{Done, Outcome, for_people, json_answer, puzzles};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::sized::{At, Shape, SizedError, SizedGrid, char_value, value_char};
-use crate::puzzle::text::read_line;
+use crate::puzzle::text::{BOM, read_line};
 use crate::solver::Progress;
 use crate::solver::sized::SizedSolver;
 
@@ -127,6 +127,7 @@ pub fn sniff(mut input: Box<dyn Read + Send>) -> std::io::Result<(Box<dyn Read +
         let mut found = None;
         while let Some(nl) = head[seen..].iter().position(|&b| b == b'\n') {
             let l = String::from_utf8_lossy(&head[seen..seen + nl])
+                .trim_start_matches('\u{feff}')
                 .trim()
                 .to_string();
             seen += nl + 1;
@@ -147,7 +148,10 @@ pub fn sniff(mut input: Box<dyn Read + Send>) -> std::io::Result<(Box<dyn Read +
             Err(e) => return Err(e),
         };
         if got == 0 {
-            let l = String::from_utf8_lossy(&head[seen..]).trim().to_string();
+            let l = String::from_utf8_lossy(&head[seen..])
+                .trim_start_matches('\u{feff}')
+                .trim()
+                .to_string();
             break (!l.is_empty() && !l.starts_with('#')).then_some(l);
         }
         head.extend_from_slice(&chunk[..got]);
@@ -223,6 +227,9 @@ impl<R: std::io::BufRead> Records<R> {
             return Ok(None);
         };
         self.line += 1;
+        if self.line == 1 && self.buf.starts_with(BOM) {
+            self.buf.drain(..BOM.len());
+        }
         if len > MAX_LINE {
             return Ok(Some(Line::TooLong(len)));
         }

@@ -252,6 +252,9 @@ impl<R: std::io::Read> Reader<R> {
             };
             self.line_no += 1;
             let n = self.line_no;
+            if n == 1 && self.buf.starts_with(BOM) {
+                self.buf.drain(..BOM.len());
+            }
             if let Some(col) = self.buf.iter().position(|&b| b == 0) {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
@@ -434,6 +437,10 @@ impl<R: std::io::Read> Iterator for Reader<R> {
 fn is_cell_byte(b: u8) -> bool {
     matches!(b, b'0'..=b'9' | b'.')
 }
+
+/// The UTF-8 byte-order mark some editors write before a file's first
+/// line: no character of any puzzle, so readers drop it there.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Reads the next line of `input` into `buf` (without its end), keeping at
 /// most `max` bytes of it, so a line without a break cannot grow memory.
@@ -653,6 +660,19 @@ mod tests {
         let e = read_puzzles(&format!("{}\n{LINE}\n", rows.join("\n")));
         assert_eq!(e.len(), 2, "{e:?}");
         assert!(e[1].puzzle.is_ok());
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_line_is_dropped() {
+        let e = read_puzzles(&format!("\u{feff}{LINE}\n{LINE}\n"));
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e.iter().all(|e| e.puzzle.is_ok()), "{e:?}");
+        let e = read_puzzles(&format!("\u{feff}{SPACED}"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].puzzle.clone().unwrap().to_text(), LINE);
+        // Anywhere else it is a character that is not a cell.
+        let e = read_puzzles(&format!("{LINE}\n\u{feff}{LINE}\n"));
+        assert!(e[1].puzzle.is_err(), "{e:?}");
     }
 
     #[test]

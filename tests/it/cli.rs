@@ -412,6 +412,14 @@ async fn server_memory_stays_flat() {
 
 #[test]
 fn empty_and_binary_input() {
+    // A byte-order mark before the first line (as some editors save text)
+    // is not part of the puzzle.
+    let out = sudoku(&["solve", "--local"], &format!("\u{feff}{CLASSIC}\n"));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{CLASSIC_SOLVED}\n")
+    );
     let out = sudoku(&["solve", "--local"], "");
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "0 puzzles");
