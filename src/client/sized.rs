@@ -542,7 +542,7 @@ pub async fn run(
     let limit = if unique { 2 } else { 1 };
     let mut solver = SizedSolver::new(&SizedGrid::empty(shape), limit);
     let mut out = std::io::stdout().lock();
-    let mut failed = false;
+    let (mut records_seen, mut failures) = (0u64, 0u64);
     // `answered`: the records before this one, each answered.
     for (answered, r) in first.into_iter().map(Ok).chain(records).enumerate() {
         let r = r.context("reading the puzzles")?;
@@ -597,7 +597,12 @@ pub async fn run(
             },
         };
         let complaint = answer.complaint();
-        failed |= complaint.is_some();
+        records_seen += 1;
+        if let Some(c) = &complaint {
+            // On stderr too, as 9x9 says its failures.
+            failures += 1;
+            eprintln!("line {}: {c}", r.line);
+        }
         if written.jsonl {
             let json = json_answer(r.line, Some(&shape), &answer, json_solution);
             writeln!(out, "{json}")?;
@@ -625,7 +630,12 @@ pub async fn run(
         }
     }
     out.flush()?;
-    Ok(i32::from(failed))
+    if failures > 0 {
+        eprintln!("{failures} of {} not solved", puzzles(records_seen));
+    } else if records_seen == 0 && !quiet {
+        eprintln!("0 puzzles");
+    }
+    Ok(i32::from(failures > 0))
 }
 
 /// One puzzle solved on the server; a call lost with its server (see

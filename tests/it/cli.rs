@@ -420,9 +420,18 @@ fn empty_and_binary_input() {
         String::from_utf8(out.stdout).unwrap(),
         format!("{CLASSIC_SOLVED}\n")
     );
-    let out = sudoku(&["solve", "--local"], "");
-    assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "0 puzzles");
+    for args in [
+        &["solve", "--local"][..],
+        &["solve", "--local", "--box", "2x2"],
+    ] {
+        let out = sudoku(args, "");
+        assert!(out.status.success(), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim(),
+            "0 puzzles",
+            "{args:?}"
+        );
+    }
     let out = sudoku(&["solve", "--local"], "\x7fELF\x02\x01\x01\0\0\0");
     assert_eq!(out.status.code(), Some(2));
     assert!(
