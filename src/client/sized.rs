@@ -113,6 +113,15 @@ fn side_of(line: &str) -> Option<usize> {
     (n <= crate::puzzle::sized::MAX_SIDE).then_some(n)
 }
 
+/// A line as the sniffer reads it: trimmed, and without the byte-order
+/// mark a file may open with.
+fn text_of(line: &[u8]) -> String {
+    String::from_utf8_lossy(line)
+        .trim_start_matches('\u{feff}')
+        .trim()
+        .to_string()
+}
+
 /// Reads the start of `input` up to its first significant line (one that
 /// is not blank or a '#' comment) and says what size the run is, giving
 /// back an input that still starts at the first byte. Costs a 9x9 run one
@@ -126,10 +135,7 @@ pub fn sniff(mut input: Box<dyn Read + Send>) -> std::io::Result<(Box<dyn Read +
         // The first significant line, once it is whole.
         let mut found = None;
         while let Some(nl) = head[seen..].iter().position(|&b| b == b'\n') {
-            let l = String::from_utf8_lossy(&head[seen..seen + nl])
-                .trim_start_matches('\u{feff}')
-                .trim()
-                .to_string();
+            let l = text_of(&head[seen..seen + nl]);
             seen += nl + 1;
             if !l.is_empty() && !l.starts_with('#') {
                 found = Some(l);
@@ -148,10 +154,7 @@ pub fn sniff(mut input: Box<dyn Read + Send>) -> std::io::Result<(Box<dyn Read +
             Err(e) => return Err(e),
         };
         if got == 0 {
-            let l = String::from_utf8_lossy(&head[seen..])
-                .trim_start_matches('\u{feff}')
-                .trim()
-                .to_string();
+            let l = text_of(&head[seen..]);
             break (!l.is_empty() && !l.starts_with('#')).then_some(l);
         }
         head.extend_from_slice(&chunk[..got]);
@@ -542,9 +545,9 @@ pub async fn run(
     let limit = if unique { 2 } else { 1 };
     let mut solver = SizedSolver::new(&SizedGrid::empty(shape), limit);
     let mut out = std::io::stdout().lock();
-    let (mut records_seen, mut failures) = (0u64, 0u64);
-    // `answered`: the records before this one, each answered.
-    for (answered, r) in first.into_iter().map(Ok).chain(records).enumerate() {
+    // Records answered so far, and how many of them failed.
+    let (mut answered, mut failures) = (0u64, 0u64);
+    for r in first.into_iter().map(Ok).chain(records) {
         let r = r.context("reading the puzzles")?;
         let puzzle = match r.cells {
             // The record's own errors name the line; the output does too.
@@ -589,7 +592,7 @@ pub async fn run(
                         eprintln!(
                             "sudoku: lost the server ({}); {} answered before that",
                             for_people(status.message()),
-                            puzzles(answered as u64)
+                            puzzles(answered)
                         );
                         return Ok(2);
                     }
@@ -597,7 +600,7 @@ pub async fn run(
             },
         };
         let complaint = answer.complaint();
-        records_seen += 1;
+        answered += 1;
         if let Some(c) = &complaint {
             // On stderr too, as 9x9 says its failures.
             failures += 1;
@@ -631,8 +634,8 @@ pub async fn run(
     }
     out.flush()?;
     if failures > 0 {
-        eprintln!("{failures} of {} not solved", puzzles(records_seen));
-    } else if records_seen == 0 && !quiet {
+        eprintln!("{failures} of {} not solved", puzzles(answered));
+    } else if answered == 0 && !quiet {
         eprintln!("0 puzzles");
     }
     Ok(i32::from(failures > 0))
