@@ -383,6 +383,11 @@ impl Pool {
         Ok(pool)
     }
 
+    /// The solver threads (0 with none: tasks then run on the caller's).
+    pub fn threads(&self) -> usize {
+        self.inner.as_ref().map_or(0, |inner| inner.threads)
+    }
+
     /// Queues `task` behind `tenant`'s others (or runs it now, with no
     /// threads). The queues' lengths are bounded by the service's in-flight
     /// limit, not here.

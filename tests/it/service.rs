@@ -526,6 +526,62 @@ async fn batch_items_carry_field_paths() {
     assert_eq!(violations(&status)[0].0, "items[1].puzzle.text");
 }
 
+/// A message of many items is solved in parts, one per solver thread: its
+/// response still holds every item once, in the request's order, and an
+/// item's field path counts from the start of the whole message.
+#[tokio::test]
+async fn a_message_shared_out_over_the_solver_threads_answers_in_item_order() {
+    let server = TestServer::start_with(|c| c.workers = 4, |s| s).await;
+    let mut client = server.client().await;
+    let puzzles = data_set("puzzles3_magictour_top1465");
+    let bad = [5usize, 33, 38];
+    let items: Vec<pb::BatchItem> = (0..39)
+        .map(|i| pb::BatchItem {
+            id: 1000 + i as u64,
+            puzzle: if bad.contains(&i) {
+                text("1")
+            } else {
+                text(&puzzles[i % puzzles.len()])
+            },
+        })
+        .collect();
+    let mut out = client
+        .solve_batch(tokio_stream::iter(vec![pb::SolveBatchRequest {
+            items: items.clone(),
+            options: None,
+        }]))
+        .await
+        .unwrap()
+        .into_inner();
+    let msg = out.message().await.unwrap().unwrap();
+    assert!(
+        out.message().await.unwrap().is_none(),
+        "one response for one message"
+    );
+    let ids: Vec<u64> = msg.results.iter().map(|r| r.id).collect();
+    let sent: Vec<u64> = items.iter().map(|i| i.id).collect();
+    assert_eq!(ids, sent);
+    for (i, r) in msg.results.iter().enumerate() {
+        match r.result.as_ref().unwrap() {
+            pb::batch_result::Result::Solution(s) => {
+                assert!(!bad.contains(&i), "item {i} should fail");
+                let p = Grid::from_text(&puzzles[i % puzzles.len()]).unwrap();
+                let g = Grid::from_text(&s.grid.as_ref().unwrap().text).unwrap();
+                assert!(g.is_valid_solution() && p.is_kept_by(&g), "item {i}");
+            }
+            pb::batch_result::Result::Error(e) => {
+                assert!(bad.contains(&i), "item {i}: {e:?}");
+                let status = tonic::Status::with_details(
+                    Code::InvalidArgument,
+                    e.message.clone(),
+                    prost::Message::encode_to_vec(e).into(),
+                );
+                assert_eq!(violations(&status)[0].0, format!("items[{i}].puzzle.text"));
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn empty_stream_completes_ok() {
     let server = TestServer::start().await;
