@@ -104,6 +104,9 @@ pub fn main() -> i32 {
             Command::Generate(args) => toolkit::generate(args).await,
         }
     });
+    // The process ends now: waiting for the runtime's threads to stop
+    // would only delay the exit (the output is written and flushed).
+    runtime.shutdown_background();
     exit_code(result)
 }
 

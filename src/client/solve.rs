@@ -88,8 +88,7 @@ pub struct SolveArgs {
     /// and HTTP/2 frames, which at 64 cost an easy set a third of its speed
     /// through a server on the same machine, and at 256 still 5%. The first
     /// 8 messages of a run carry 64 puzzles (a quarter of a smaller
-    /// --batch), so a small file still spreads over the server's solver
-    /// threads.
+    /// --batch), so the first answers come early.
     #[arg(long, default_value_t = 1024)]
     batch: usize,
     /// Messages (of --batch puzzles) in flight at once. Puzzles read but not
@@ -335,6 +334,9 @@ struct Run {
     to_writer: async_channel::Sender<Msg>,
     progress: Progress,
     writer: std::thread::JoinHandle<std::io::Result<Summary>>,
+    /// Told when the writer is done (or dropped when it panics), so that
+    /// an async run waits for it without a blocking thread of its own.
+    done: tokio::sync::oneshot::Receiver<()>,
     limit: u32,
 }
 
@@ -370,9 +372,14 @@ impl Run {
         let (to_writer, from_stages) = async_channel::unbounded::<Msg>();
         let progress = Progress::start(args.quiet);
         let printer = Printer::new(args, window_size, progress.counts(), progress.say());
+        let (printed, done) = tokio::sync::oneshot::channel();
         let writer = {
             let window = window.clone();
-            std::thread::spawn(move || printer.run(from_stages, &window))
+            std::thread::spawn(move || {
+                let summary = printer.run(from_stages, &window);
+                let _ = printed.send(());
+                summary
+            })
         };
         Ok(Run {
             input,
@@ -382,6 +389,7 @@ impl Run {
             to_writer,
             progress,
             writer,
+            done,
             limit: if args.unique { 2 } else { 1 },
         })
     }
@@ -442,6 +450,7 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
         progress,
         writer,
         limit,
+        ..
     } = Run::start(&args, input)?;
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -491,6 +500,16 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
         )
         .await;
     }
+    // The connection opens while the writer and the reader start and the
+    // first messages are read: a short run would otherwise wait for the
+    // TCP and HTTP/2 handshakes after all of that, in turn.
+    let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
+    let streams = match (args.streams, servers.len()) {
+        (Some(n), _) => n.max(1),
+        (None, 1) => 1,
+        (None, n) => 4 * n,
+    };
+    let connecting = tokio::spawn(async move { connect_all(&servers).await });
     let Run {
         input,
         source,
@@ -499,36 +518,48 @@ pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
         to_writer,
         progress,
         writer,
+        done,
         limit,
     } = Run::start(&args, input)?;
-    let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
-    let streams = match (args.streams, servers.len()) {
-        (Some(n), _) => n.max(1),
-        (None, 1) => 1,
-        (None, n) => 4 * n,
-    };
-    let channel = match connect_all(&servers).await {
+    let options = Some(pb::SolveOptions {
+        mode: if limit > 1 {
+            pb::SolveMode::Count as i32
+        } else {
+            pb::SolveMode::Any as i32
+        },
+        max_solutions: limit,
+    });
+    let outbox = spawn_reader(
+        input,
+        window.clone(),
+        to_writer.clone(),
+        batch,
+        args.window(),
+        options,
+    );
+    let channel = match connecting.await? {
         Ok(c) => c,
         Err(e) => {
+            outbox.close();
             window.close();
             progress.finish();
             return Err(e);
         }
     };
     let client = tonic::client::Grpc::new(channel).max_decoding_message_size(64 << 20);
-    solve_remote(
-        input,
-        window.clone(),
+    spawn_feeds(
+        outbox,
         to_writer,
         client,
-        limit,
+        limit > 1,
         batch,
-        args.window(),
+        options,
         streams,
         (!args.quiet).then(|| progress.say()),
     );
-    let joined = tokio::task::spawn_blocking(move || writer.join()).await?;
-    Run::finish(joined, progress, args.quiet, &source)
+    // Told as the writer returns: the join below waits only for its exit.
+    let _ = done.await;
+    Run::finish(writer.join(), progress, args.quiet, &source)
 }
 
 /// Reads `input` record by record: unreadable puzzles go straight to the
@@ -744,52 +775,18 @@ fn solve_one(solver: &mut Solver, g: &Grid, rules: Rules) -> Done {
     }
 }
 
-/// Solves through `streams` SolveBatch calls that all draw their request
-/// messages from one bounded queue the reader fills; answers are matched
-/// by id, so they may come back in any order.
-#[allow(clippy::too_many_arguments)]
-fn solve_remote(
+/// Reads `input` on a thread of its own into request messages of
+/// [`message_size`] puzzles, queued at most `queue` deep; the receiver is
+/// what the streams draw from. Closing it stops the reading.
+fn spawn_reader(
     input: Box<dyn Read + Send>,
     window: Arc<Window>,
     to_writer: async_channel::Sender<Msg>,
-    client: tonic::client::Grpc<tonic::transport::Channel>,
-    limit: u32,
     batch: usize,
     queue: usize,
-    streams: usize,
-    say: Option<Say>,
-) {
-    let options = Some(pb::SolveOptions {
-        mode: if limit > 1 {
-            pb::SolveMode::Count as i32
-        } else {
-            pb::SolveMode::Any as i32
-        },
-        max_solutions: limit,
-    });
+    options: Option<pb::SolveOptions>,
+) -> async_channel::Receiver<wire::Request> {
     let (requests, outbox) = async_channel::bounded::<wire::Request>(queue);
-    let cap = resend::Cap::new(batch);
-    let losses = say.clone().map(spawn_loss_reporter);
-    for k in 0..streams {
-        let feed = Feed {
-            // tonic's balancer places a call on a server whose connection
-            // is ready, and connects the others only once asked: calls
-            // opened at the same instant would all go to the first server
-            // that answers. Opened 5 ms apart, they find every server's
-            // connection up and are spread at random over them.
-            start_after: std::time::Duration::from_millis(5 * k as u64),
-            client: client.clone(),
-            outbox: outbox.clone(),
-            to_writer: to_writer.clone(),
-            losses: losses.clone(),
-            say: say.clone(),
-            unique: limit > 1,
-            cap: cap.clone(),
-            options,
-        };
-        tokio::spawn(feed.run());
-    }
-    drop(outbox);
     std::thread::spawn(move || {
         let mut items = Vec::with_capacity(batch);
         let mut sent = Vec::with_capacity(batch);
@@ -818,6 +815,44 @@ fn solve_remote(
                 .is_ok()
         });
     });
+    outbox
+}
+
+/// Solves through `streams` SolveBatch calls that all draw their request
+/// messages from `outbox`, the one bounded queue the reader fills; answers
+/// are matched by id, so they may come back in any order.
+#[allow(clippy::too_many_arguments)]
+fn spawn_feeds(
+    outbox: async_channel::Receiver<wire::Request>,
+    to_writer: async_channel::Sender<Msg>,
+    client: tonic::client::Grpc<tonic::transport::Channel>,
+    unique: bool,
+    batch: usize,
+    options: Option<pb::SolveOptions>,
+    streams: usize,
+    say: Option<Say>,
+) {
+    let cap = resend::Cap::new(batch);
+    let losses = say.clone().map(spawn_loss_reporter);
+    for k in 0..streams {
+        let feed = Feed {
+            // tonic's balancer places a call on a server whose connection
+            // is ready, and connects the others only once asked: calls
+            // opened at the same instant would all go to the first server
+            // that answers. Opened 5 ms apart, they find every server's
+            // connection up and are spread at random over them.
+            start_after: std::time::Duration::from_millis(5 * k as u64),
+            client: client.clone(),
+            outbox: outbox.clone(),
+            to_writer: to_writer.clone(),
+            losses: losses.clone(),
+            say: say.clone(),
+            unique,
+            cap: cap.clone(),
+            options,
+        };
+        tokio::spawn(feed.run());
+    }
 }
 
 /// Request messages at the start of a run that carry a quarter of
@@ -825,12 +860,13 @@ fn solve_remote(
 const SMALL_MESSAGES: usize = 8;
 const SMALL_MESSAGE: usize = 64;
 
-/// Puzzles in request message number `sent` (from 0) of a run. A message
-/// is one task for one of the server's solver threads, so a small file in
-/// full messages (the forum's 375 hardest in one) keeps one thread busy
-/// while the other has nothing to do; the first [`SMALL_MESSAGES`] carry
-/// 64 puzzles (or a quarter of a smaller `batch`), which spreads a file of
-/// up to 512 puzzles over 8 tasks and costs a long run a few wake-ups more.
+/// Puzzles in request message number `sent` (from 0) of a run. The first
+/// [`SMALL_MESSAGES`] carry 64 puzzles (or a quarter of a smaller `batch`):
+/// the server starts on the first while the rest is read, the first
+/// answers come back early, and a small file is several messages, which a
+/// server solves side by side even where it does not share one message
+/// out over its solver threads (older servers, and grids of other sizes).
+/// A long run pays a few wake-ups more.
 fn message_size(batch: usize, sent: usize) -> usize {
     if sent < SMALL_MESSAGES {
         (batch / 4).clamp(1, SMALL_MESSAGE)
