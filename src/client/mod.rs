@@ -72,20 +72,37 @@ pub fn main() -> i32 {
         Command::Solve(args) if args.is_local() => return exit_code(solve::run_local(args)),
         other => other,
     };
-    // `sudoku solve` on one stream to one server is a reader, a writer and
-    // one call, for which one worker decodes fast enough and a second only
-    // adds wake-ups across threads: through a server on 2 cores, 17-clue
-    // kept 0.61x of --local's speed with two workers and 0.63-0.65x with
-    // one, the client's CPU a puzzle going from 1.09 to 0.88-0.93 us.
-    // Several streams keep a worker per core: on one worker the first
-    // stream to open took every message before the others (behind a
-    // per-call balancer, one backend got all the work).
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Command::Solve(args) = &command
-        && args.is_one_stream()
-    {
-        builder.worker_threads(1);
-    }
+    // The input is opened (and its first record read) before the runtime
+    // starts, so that the runtime can be chosen for it.
+    let mut opened = match &command {
+        Command::Solve(args) => match solve::Opened::of(args) {
+            Ok(opened) => Some(opened),
+            Err(e) => return exit_code(Err(e)),
+        },
+        _ => None,
+    };
+    // `sudoku solve` of 9x9 grids on one stream to one server is a reader
+    // thread, a writer thread and one call, all of whose async work this
+    // thread does: a runtime worker would only add a thread to start and
+    // wake-ups across threads (client CPU on 17-clue through a server on
+    // 2 cores: 36.4 ms with one worker, 30.5 ms without; forum hardest
+    // 0.26 ms sooner). Grids of other sizes read their input on the
+    // runtime's thread between calls, so one worker keeps the connection
+    // answering pings meanwhile. Several streams keep a worker per core:
+    // on one worker the first stream to open took every message before
+    // the others (behind a per-call balancer, one backend got all the
+    // work).
+    let mut builder = match (&command, &opened) {
+        (Command::Solve(args), Some(o)) if args.is_one_stream() && !o.is_sized() => {
+            tokio::runtime::Builder::new_current_thread()
+        }
+        (Command::Solve(args), _) if args.is_one_stream() => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(1);
+            b
+        }
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
     let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -95,7 +112,12 @@ pub fn main() -> i32 {
     };
     let result = runtime.block_on(async move {
         match command {
-            Command::Solve(args) => solve::run(args).await,
+            Command::Solve(args) => {
+                match opened.take().map_or_else(|| solve::Opened::of(&args), Ok) {
+                    Ok(opened) => solve::run(args, opened).await,
+                    Err(e) => Err(e),
+                }
+            }
             Command::Health(args) => health(args).await,
             Command::Bench(args) => bench::run(args).await,
             Command::Validate(args) => toolkit::validate(args).await,

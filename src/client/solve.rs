@@ -474,20 +474,41 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
     Run::finish(writer.join(), progress, args.quiet, &source)
 }
 
+/// The input of a run, opened (and its first record looked at, without
+/// `--box`) before any runtime starts: a run of 9x9 grids on one stream
+/// needs no runtime thread of its own (see `client::main`).
+pub struct Opened {
+    input: Box<dyn Read + Send>,
+    /// The grids' size when they are not 9x9.
+    size: Option<sized::Size>,
+}
+
+impl Opened {
+    pub fn of(args: &SolveArgs) -> anyhow::Result<Opened> {
+        let (input, size) = match &args.boxx {
+            Some(b) if b == "auto" => (open(args)?, Some(sized::Size::Auto)),
+            Some(b) => (
+                open(args)?,
+                Some(sized::Size::Given(super::toolkit::parse_box(b)?)),
+            ),
+            None => {
+                let (input, other) = sniffed(args)?;
+                (input, other.map(sized::Size::Sniffed))
+            }
+        };
+        Ok(Opened { input, size })
+    }
+
+    /// True for grids of another size than 9x9.
+    pub fn is_sized(&self) -> bool {
+        self.size.is_some()
+    }
+}
+
 /// `sudoku solve` through servers, and any run of grids of another size.
-pub async fn run(args: SolveArgs) -> anyhow::Result<i32> {
+pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
     let server = (!args.local).then_some(args.server.as_slice());
-    let (mut input, size) = match &args.boxx {
-        Some(b) if b == "auto" => (open(&args)?, Some(sized::Size::Auto)),
-        Some(b) => (
-            open(&args)?,
-            Some(sized::Size::Given(super::toolkit::parse_box(b)?)),
-        ),
-        None => {
-            let (input, other) = sniffed(&args)?;
-            (input, other.map(sized::Size::Sniffed))
-        }
-    };
+    let Opened { mut input, size } = opened;
     if let Some(size) = size {
         return sized::run(
             &mut input,
