@@ -531,6 +531,9 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         (None, n) => 4 * n,
     };
     let connecting = tokio::spawn(async move { connect_all(&servers).await });
+    // On this thread's runtime the task starts only when this one waits:
+    // let it send its SYN first.
+    tokio::task::yield_now().await;
     let Run {
         input,
         source,
