@@ -166,11 +166,23 @@ impl Sudoku {
                     // permit, for its message's solver task, or on a full
                     // response channel. Dropping `work` closes the task's
                     // reply, so the solver thread stops at its next slice.
-                    tokio::select! {
+                    let expired = tokio::select! {
                         expired = work => expired,
                         _ = tx.closed() => false,
                         _ = expiry(deadline) => true,
+                    };
+                    // Work the deadline cut short was dropped without a
+                    // result, so the stream must not end OK even if the
+                    // client had half-closed: the worker says so itself, as
+                    // the reader may have let go of the stream already.
+                    if expired {
+                        let status = Status::from(Failure::DeadlineExceeded);
+                        tokio::select! {
+                            _ = tx.send((Err(status), None)) => {}
+                            _ = tx.closed() => {}
+                        }
                     }
+                    expired
                 }
                 .instrument(span.clone()),
             );
@@ -230,25 +242,29 @@ impl Sudoku {
                 };
                 // Items already received are answered before the stream ends.
                 work_tx.close();
-                let mut expired = false;
-                while let Some(joined) = workers.join_next().await {
-                    expired |= joined.unwrap_or(false);
-                }
-                // Work the deadline cut short was dropped without a result,
-                // so the stream must not end OK even if the client had
-                // half-closed.
                 let status = match end {
                     StreamEnd::Failed(f) => Some(Status::from(f)),
                     StreamEnd::BadRequestStream(status) => Some(status),
                     StreamEnd::Deadline => Some(Status::from(Failure::DeadlineExceeded)),
-                    _ if expired => Some(Status::from(Failure::DeadlineExceeded)),
                     StreamEnd::HalfClosed | StreamEnd::Broken => None,
                     StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
                 };
-                let code = status.as_ref().map_or(Code::Ok, |s| s.code());
+                // With nothing to add, the reader lets go of the stream now:
+                // it ends as the last worker does, its last response and
+                // the trailers leaving together instead of a wake-up apart.
+                let tx = status.is_some().then_some(tx);
+                let mut expired = false;
+                while let Some(joined) = workers.join_next().await {
+                    expired |= joined.unwrap_or(false);
+                }
+                let code = match &status {
+                    Some(status) => status.code(),
+                    None if expired => Code::DeadlineExceeded,
+                    None => Code::Ok,
+                };
                 traces::record_code(&tracing::Span::current(), code);
                 tracing::debug!("stream done");
-                if let Some(status) = status {
+                if let (Some(status), Some(tx)) = (status, tx) {
                     let _ = tx.send((Err(status), None)).await;
                 }
                 gauges.open_streams.fetch_sub(1, Ordering::Relaxed);

@@ -963,6 +963,32 @@ async fn stream_deadline_bounds_every_item_of_the_forum_set() {
     assert!(took < Duration::from_millis(250), "ended after {took:?}");
 }
 
+/// The client half-closes at once (one message, well inside the window),
+/// so the stream's reader is done before the deadline: the workers cut
+/// short by it must still end the stream DEADLINE_EXCEEDED, not OK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_closed_stream_cut_by_its_deadline_does_not_end_ok() {
+    let server = TestServer::start().await;
+    let mut client = crate::support::bare_client(server.addr);
+    for items in [1, 24] {
+        let deep: Vec<(u64, String)> = (0..items)
+            .map(|i| (i, DEEP_CONTRADICTION.to_string()))
+            .collect();
+        let mut req = Request::new(tokio_stream::iter(batch_of(&deep, items as usize)));
+        req.metadata_mut()
+            .insert("grpc-timeout", "30m".parse().unwrap());
+        let mut out = client.solve_batch(req).await.unwrap().into_inner();
+        let end = loop {
+            match out.message().await {
+                Ok(Some(msg)) => panic!("no item can be answered in time: {msg:?}"),
+                Ok(None) => panic!("the stream ended OK past its deadline ({items} items)"),
+                Err(status) => break status,
+            }
+        };
+        assert_eq!(end.code(), Code::DeadlineExceeded, "{items} items: {end:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_stream_stops_its_solving_within_milliseconds() {
     let server = TestServer::start_with(|c| c.max_nodes = 100_000_000, |s| s).await;
