@@ -978,12 +978,10 @@ async fn a_half_closed_stream_cut_by_its_deadline_does_not_end_ok() {
         req.metadata_mut()
             .insert("grpc-timeout", "30m".parse().unwrap());
         let mut out = client.solve_batch(req).await.unwrap().into_inner();
-        let end = loop {
-            match out.message().await {
-                Ok(Some(msg)) => panic!("no item can be answered in time: {msg:?}"),
-                Ok(None) => panic!("the stream ended OK past its deadline ({items} items)"),
-                Err(status) => break status,
-            }
+        let end = match out.message().await {
+            Ok(Some(msg)) => panic!("no item can be answered in time: {msg:?}"),
+            Ok(None) => panic!("the stream ended OK past its deadline ({items} items)"),
+            Err(status) => status,
         };
         assert_eq!(end.code(), Code::DeadlineExceeded, "{items} items: {end:?}");
     }
