@@ -333,10 +333,10 @@ struct Run {
     window: Arc<Window>,
     to_writer: async_channel::Sender<Msg>,
     progress: Progress,
-    writer: std::thread::JoinHandle<std::io::Result<Summary>>,
-    /// Told when the writer is done (or dropped when it panics), so that
-    /// an async run waits for it without a blocking thread of its own.
-    done: tokio::sync::oneshot::Receiver<()>,
+    /// The writer's summary as it returns (closed if it panics): waited
+    /// for without a blocking thread in an async run, and without waiting
+    /// for the thread's own end (its stacks unmapped) in either.
+    done: tokio::sync::oneshot::Receiver<std::io::Result<Summary>>,
     limit: u32,
 }
 
@@ -373,14 +373,12 @@ impl Run {
         let progress = Progress::start(args.quiet);
         let printer = Printer::new(args, window_size, progress.counts(), progress.say());
         let (printed, done) = tokio::sync::oneshot::channel();
-        let writer = {
+        {
             let window = window.clone();
             std::thread::spawn(move || {
-                let summary = printer.run(from_stages, &window);
-                let _ = printed.send(());
-                summary
-            })
-        };
+                let _ = printed.send(printer.run(from_stages, &window));
+            });
+        }
         Ok(Run {
             input,
             source,
@@ -388,7 +386,6 @@ impl Run {
             window,
             to_writer,
             progress,
-            writer,
             done,
             limit: if args.unique { 2 } else { 1 },
         })
@@ -396,12 +393,12 @@ impl Run {
 
     /// Waits for the writer to print the last answer; the exit code.
     fn finish(
-        writer: std::thread::Result<std::io::Result<Summary>>,
+        printed: Result<std::io::Result<Summary>, tokio::sync::oneshot::error::RecvError>,
         progress: Progress,
         quiet: bool,
         source: &str,
     ) -> anyhow::Result<i32> {
-        let summary = writer.map_err(|_| anyhow::anyhow!("the output thread failed"))??;
+        let summary = printed.map_err(|_| anyhow::anyhow!("the output thread failed"))??;
         progress.finish();
         Ok(summary.report(quiet, source))
     }
@@ -448,9 +445,8 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
         window,
         to_writer,
         progress,
-        writer,
+        done,
         limit,
-        ..
     } = Run::start(&args, input)?;
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -471,7 +467,7 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
         batch,
         args.window(),
     );
-    Run::finish(writer.join(), progress, args.quiet, &source)
+    Run::finish(done.blocking_recv(), progress, args.quiet, &source)
 }
 
 /// The input of a run, opened (and its first record looked at, without
@@ -541,7 +537,6 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         window,
         to_writer,
         progress,
-        writer,
         done,
         limit,
     } = Run::start(&args, input)?;
@@ -581,9 +576,7 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         streams,
         (!args.quiet).then(|| progress.say()),
     );
-    // Told as the writer returns: the join below waits only for its exit.
-    let _ = done.await;
-    Run::finish(writer.join(), progress, args.quiet, &source)
+    Run::finish(done.await, progress, args.quiet, &source)
 }
 
 /// Reads `input` record by record: unreadable puzzles go straight to the
