@@ -380,14 +380,7 @@ async fn panic_in_the_solver_is_internal_for_that_call_only() {
             puzzle: text(&empty),
         },
     ];
-    let mut out = client
-        .solve_batch(tokio_stream::iter(vec![pb::SolveBatchRequest {
-            items,
-            options: None,
-        }]))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut out = one_message(&mut client, items).await;
     let msg = out.message().await.unwrap().unwrap();
     assert!(
         matches!(&msg.results[0].result, Some(pb::batch_result::Result::Error(s)) if s.code == Code::Internal as i32)
@@ -428,6 +421,24 @@ async fn overload_is_shed_with_resource_exhausted() {
         sudoku_grpc::service::OVERLOAD_PUSHBACK_MS
     );
     long.abort();
+}
+
+/// Opens a SolveBatch stream that sends `items` as one message and
+/// half-closes; the response stream.
+async fn one_message(
+    client: &mut sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient<
+        tonic::transport::Channel,
+    >,
+    items: Vec<pb::BatchItem>,
+) -> tonic::Streaming<pb::SolveBatchResponse> {
+    client
+        .solve_batch(tokio_stream::iter(vec![pb::SolveBatchRequest {
+            items,
+            options: None,
+        }]))
+        .await
+        .unwrap()
+        .into_inner()
 }
 
 fn batch_of(puzzles: &[(u64, String)], per_message: usize) -> Vec<pb::SolveBatchRequest> {
@@ -505,14 +516,7 @@ async fn batch_items_carry_field_paths() {
             puzzle: text("1"),
         },
     ];
-    let mut out = client
-        .solve_batch(tokio_stream::iter(vec![pb::SolveBatchRequest {
-            items,
-            options: None,
-        }]))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut out = one_message(&mut client, items).await;
     let msg = out.message().await.unwrap().unwrap();
     let Some(pb::batch_result::Result::Error(e)) = &msg.results[1].result else {
         panic!("item 2 should fail: {msg:?}");
@@ -545,14 +549,7 @@ async fn a_message_shared_out_over_the_solver_threads_answers_in_item_order() {
             },
         })
         .collect();
-    let mut out = client
-        .solve_batch(tokio_stream::iter(vec![pb::SolveBatchRequest {
-            items: items.clone(),
-            options: None,
-        }]))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut out = one_message(&mut client, items.clone()).await;
     let msg = out.message().await.unwrap().unwrap();
     assert!(
         out.message().await.unwrap().is_none(),
