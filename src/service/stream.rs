@@ -16,6 +16,7 @@
 
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use futures::{Stream, StreamExt};
@@ -83,6 +84,41 @@ fn message_charge(msg: &pb::SolveBatchRequest) -> usize {
         .saturating_add(largest_sized)
 }
 
+/// Who says that the deadline cut a stream's work short. The reader says
+/// every status after the workers end, unless the stream had nothing to
+/// say when its reader stopped (the client half-closed or left): then the
+/// reader lets go of the response channel at once, and a worker cut short
+/// later says DEADLINE_EXCEEDED itself. A worker cut short before the
+/// reader stopped leaves it to the reader, which then keeps the channel.
+#[derive(Default)]
+struct Cut {
+    /// Whether the stopped reader kept the channel; `None` while it reads.
+    reader_kept: Option<bool>,
+    /// A worker was cut short before the reader stopped.
+    early: bool,
+}
+
+impl Cut {
+    /// The reader stopped, with a status of its own or not: whether it
+    /// keeps the channel to say the end.
+    fn reader_keeps(&mut self, has_own: bool) -> bool {
+        let keeps = has_own || self.early;
+        self.reader_kept = Some(keeps);
+        keeps
+    }
+
+    /// A worker was cut short: whether it must say so itself.
+    fn worker_says(&mut self) -> bool {
+        match self.reader_kept {
+            None => {
+                self.early = true;
+                false
+            }
+            Some(kept) => !kept,
+        }
+    }
+}
+
 /// A response on its way to tonic, with the budget its bytes hold.
 type Outgoing = (Result<pb::SolveBatchResponse, Status>, Option<Charge>);
 
@@ -128,11 +164,13 @@ impl Sudoku {
         let gauges = self.shared.gauges.clone();
         gauges.open_streams.fetch_add(1, Ordering::Relaxed);
 
+        let cut = Arc::new(Mutex::new(Cut::default()));
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..limits.stream_workers {
             let svc = self.clone();
             let work_rx = work_rx.clone();
             let tx = tx.clone();
+            let cut = cut.clone();
             workers.spawn(
                 async move {
                     // Ends with true when the deadline cut work short.
@@ -173,9 +211,14 @@ impl Sudoku {
                     };
                     // Work the deadline cut short was dropped without a
                     // result, so the stream must not end OK even if the
-                    // client had half-closed: the worker says so itself, as
-                    // the reader may have let go of the stream already.
-                    if expired {
+                    // client had half-closed: said by the reader, or by
+                    // this worker when the reader has let go already.
+                    if expired
+                        && cut
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .worker_says()
+                    {
                         let status = Status::from(Failure::DeadlineExceeded);
                         tokio::select! {
                             _ = tx.send((Err(status), None)) => {}
@@ -242,26 +285,28 @@ impl Sudoku {
                 };
                 // Items already received are answered before the stream ends.
                 work_tx.close();
-                let status = match end {
-                    StreamEnd::Failed(f) => Some(Status::from(f)),
-                    StreamEnd::BadRequestStream(status) => Some(status),
-                    StreamEnd::Deadline => Some(Status::from(Failure::DeadlineExceeded)),
-                    StreamEnd::HalfClosed | StreamEnd::Broken => None,
-                    StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
-                };
                 // With nothing to add, the reader lets go of the stream now:
                 // it ends as the last worker does, its last response and
                 // the trailers leaving together instead of a wake-up apart.
-                let tx = status.is_some().then_some(tx);
+                let has_own = !matches!(end, StreamEnd::HalfClosed | StreamEnd::Broken);
+                let keeps = cut.lock().unwrap_or_else(PoisonError::into_inner).reader_keeps(has_own);
+                let tx = keeps.then_some(tx);
                 let mut expired = false;
                 while let Some(joined) = workers.join_next().await {
                     expired |= joined.unwrap_or(false);
                 }
-                let code = match &status {
-                    Some(status) => status.code(),
-                    None if expired => Code::DeadlineExceeded,
-                    None => Code::Ok,
+                // Work the deadline cut short was dropped without a result,
+                // so the stream must not end OK even if the client had
+                // half-closed (a worker said so if the reader had let go).
+                let status = match end {
+                    StreamEnd::Failed(f) => Some(Status::from(f)),
+                    StreamEnd::BadRequestStream(status) => Some(status),
+                    StreamEnd::Deadline => Some(Status::from(Failure::DeadlineExceeded)),
+                    _ if expired => Some(Status::from(Failure::DeadlineExceeded)),
+                    StreamEnd::HalfClosed | StreamEnd::Broken => None,
+                    StreamEnd::Shutdown => Some(Status::from(Failure::ShuttingDown)),
                 };
+                let code = status.as_ref().map_or(Code::Ok, |s| s.code());
                 traces::record_code(&tracing::Span::current(), code);
                 tracing::debug!("stream done");
                 if let (Some(status), Some(tx)) = (status, tx) {
@@ -438,6 +483,24 @@ mod tests {
     use super::*;
     use crate::service::Limits;
     use tokio_util::sync::CancellationToken;
+
+    #[test]
+    fn the_deadline_cut_is_said_once_by_whoever_holds_the_stream() {
+        // A worker cut short while the reader reads: the reader says it.
+        let mut cut = Cut::default();
+        assert!(!cut.worker_says());
+        assert!(cut.reader_keeps(false));
+        assert!(!cut.worker_says());
+        // The reader stopped with nothing to say: it lets go, and a worker
+        // cut short later says it.
+        let mut cut = Cut::default();
+        assert!(!cut.reader_keeps(false));
+        assert!(cut.worker_says());
+        // The reader has its own status: it keeps the stream and says it.
+        let mut cut = Cut::default();
+        assert!(cut.reader_keeps(true));
+        assert!(!cut.worker_says());
+    }
 
     fn service() -> Sudoku {
         let limits = Limits::on_the_calling_thread(1000);
