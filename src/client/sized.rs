@@ -113,13 +113,15 @@ fn side_of(line: &str) -> Option<usize> {
     (n <= crate::puzzle::sized::MAX_SIDE).then_some(n)
 }
 
-/// A line as the sniffer reads it: trimmed, and without the byte-order
-/// mark a file may open with.
-fn text_of(line: &[u8]) -> String {
-    String::from_utf8_lossy(line)
-        .trim_start_matches('\u{feff}')
-        .trim()
-        .to_string()
+/// A line as the sniffer reads it: trimmed, and for the input's first
+/// line without the byte-order mark a file may open with (dropped there
+/// only, as the readers drop it).
+fn text_of(line: &[u8], first: bool) -> String {
+    let line = match first {
+        true => line.strip_prefix(BOM).unwrap_or(line),
+        false => line,
+    };
+    String::from_utf8_lossy(line).trim().to_string()
 }
 
 /// Reads the start of `input` up to its first significant line (one that
@@ -135,7 +137,7 @@ pub fn sniff(mut input: Box<dyn Read + Send>) -> std::io::Result<(Box<dyn Read +
         // The first significant line, once it is whole.
         let mut found = None;
         while let Some(nl) = head[seen..].iter().position(|&b| b == b'\n') {
-            let l = text_of(&head[seen..seen + nl]);
+            let l = text_of(&head[seen..seen + nl], seen == 0);
             seen += nl + 1;
             if !l.is_empty() && !l.starts_with('#') {
                 found = Some(l);
@@ -154,7 +156,7 @@ pub fn sniff(mut input: Box<dyn Read + Send>) -> std::io::Result<(Box<dyn Read +
             Err(e) => return Err(e),
         };
         if got == 0 {
-            let l = text_of(&head[seen..]);
+            let l = text_of(&head[seen..], seen == 0);
             break (!l.is_empty() && !l.starts_with('#')).then_some(l);
         }
         head.extend_from_slice(&chunk[..got]);
