@@ -530,9 +530,10 @@ async fn batch_items_carry_field_paths() {
     assert_eq!(violations(&status)[0].0, "items[1].puzzle.text");
 }
 
-/// A message of many items is solved in parts, one per solver thread: its
-/// response still holds every item once, in the request's order, and an
-/// item's field path counts from the start of the whole message.
+/// A message of many items is solved in parts, shared out over the solver
+/// threads: its response still holds every item once, in the request's
+/// order, and an item's field path counts from the start of the whole
+/// message.
 #[tokio::test]
 async fn a_message_shared_out_over_the_solver_threads_answers_in_item_order() {
     let server = TestServer::start_with(|c| c.workers = 4, |s| s).await;

@@ -431,22 +431,28 @@ async fn a_label_floor_generates_that_label_or_harder_and_refuses_a_second_targe
     }
 }
 
+/// What `sudoku generate ARGS` prints, once it has exited 0.
+fn generated(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        .arg("generate")
+        .args(args)
+        .output()
+        .expect("the sudoku binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn generate_local_and_through_the_server_print_the_same_puzzles() {
     let server = TestServer::start_detached();
     let run = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_sudoku"))
-            .args(["generate", "-n", "6", "--seed", "77", "--level", "hard"])
-            .args(["--symmetry", "diagonal", "--output", "jsonl"])
-            .args(extra)
-            .output()
-            .expect("the sudoku binary runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        let common = ["-n", "6", "--seed", "77", "--level", "hard"];
+        let more = ["--symmetry", "diagonal", "--output", "jsonl"];
+        generated(&[&common[..], &more, extra].concat())
     };
     let remote = run(&["--server", &server.url()]);
     let local = run(&["--local", "--threads", "1"]);
@@ -465,19 +471,7 @@ fn generate_local_and_through_the_server_print_the_same_puzzles() {
 /// CPU, word size or thread count) must make them again.
 #[test]
 fn a_seed_makes_the_puzzles_it_made_on_the_development_machine() {
-    let made = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_sudoku"))
-            .args(["generate", "--local"])
-            .args(args)
-            .output()
-            .expect("the sudoku binary runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let made = |args: &[&str]| generated(&[&["--local"][..], args].concat());
     assert_eq!(
         made(&[
             "-n",
