@@ -10,6 +10,15 @@ use clap::Parser;
 use crate::service::Limits;
 pub use crate::telemetry::LogFormat;
 
+/// Whether the solver threads are pinned to cores (`--pin-solvers`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PinSolvers {
+    /// One a core when they are as many as the cores the process may use.
+    Auto,
+    /// Placed by the kernel.
+    Off,
+}
+
 /// Settings of `sudoku-server`.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -83,6 +92,16 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_SOLVER_NICE", default_value_t = 19,
           value_parser = clap::value_parser!(i32).range(0..=19))]
     pub solver_nice: i32,
+
+    /// Pin each solver thread to a core of its own: `auto` does when the
+    /// solver threads are as many as the cores the process may run on (its
+    /// CPU affinity, as a cpuset gives it), `off` leaves them to the
+    /// kernel. Unpinned, threads woken together when work arrives were
+    /// often queued on one core while another stayed idle for a scheduler
+    /// tick. Pinned, a thread whose core is busy with another process
+    /// waits for it, so `off` suits a host shared with busy processes.
+    #[arg(long, env = "SUDOKU_PIN_SOLVERS", value_enum, default_value = "auto")]
+    pub pin_solvers: PinSolvers,
 
     /// Search nodes a unary call solves at once on the thread that read
     /// it; most puzzles need fewer, and the rest of a longer search runs on
@@ -260,6 +279,7 @@ impl Config {
             stream_workers: self.worker_threads(),
             solver_threads: self.worker_threads(),
             solver_nice: self.solver_nice,
+            pin_solvers: self.pin_solvers == PinSolvers::Auto,
             inline_nodes: self.inline_nodes,
             quantum: Duration::from_micros(self.quantum_us),
             max_buffered_request_bytes: self.max_buffered_request_bytes,
@@ -400,6 +420,14 @@ mod tests {
         assert!(!c.no_web_page);
         assert_eq!(c.otlp_endpoint, None);
         assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn solver_threads_are_pinned_unless_turned_off() {
+        assert!(Config::default().limits().pin_solvers);
+        let c = Config::try_parse_from(["sudoku-server", "--pin-solvers", "off"]).unwrap();
+        assert!(!c.limits().pin_solvers);
+        assert!(Config::try_parse_from(["sudoku-server", "--pin-solvers", "yes"]).is_err());
     }
 
     #[test]

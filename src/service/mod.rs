@@ -81,6 +81,8 @@ pub struct Limits {
     pub solver_threads: usize,
     /// Nice value added to the solver threads'.
     pub solver_nice: i32,
+    /// Pin each solver thread to a core when there are as many cores.
+    pub pin_solvers: bool,
     /// Search nodes a unary call solves on arrival, on the runtime thread
     /// that read it; a search that needs more moves to a solver thread.
     pub inline_nodes: u64,
@@ -108,6 +110,7 @@ impl Limits {
             stream_workers: 1,
             solver_threads: 0,
             solver_nice: 0,
+            pin_solvers: false,
             inline_nodes: 64,
             quantum: std::time::Duration::from_millis(2),
             max_buffered_request_bytes: 8 << 20,
@@ -143,7 +146,12 @@ impl Sudoku {
         Ok(Sudoku {
             shared: Arc::new(Shared {
                 permits: Semaphore::new(limits.max_in_flight.max(1)),
-                pool: Pool::new(limits.solver_threads, limits.solver_nice, limits.quantum)?,
+                pool: Pool::new(
+                    limits.solver_threads,
+                    limits.solver_nice,
+                    limits.quantum,
+                    limits.pin_solvers,
+                )?,
                 budget: Budget::new(
                     limits.max_buffered_request_bytes,
                     limits.connection_buffer_bytes,

@@ -31,6 +31,13 @@
 //!
 //! Every thread, solver or runtime, keeps one [`Solver`] and restarts it
 //! per puzzle ([`with_thread_solver`]), so no search allocates.
+//!
+//! When there are as many solver threads as cores the process may run on,
+//! each thread is pinned to a core of its own (`--pin-solvers`). Threads
+//! asleep when work arrives are woken together by a runtime thread that
+//! is still running; unpinned, the kernel often queues them all on the one
+//! idle core, and the other core stays idle until a scheduler tick moves
+//! one (up to 4 ms at 250 Hz) while the work waits on half the cores.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -154,6 +161,10 @@ struct Queues {
     spare: Vec<VecDeque<Task>>,
     /// Threads waiting for a task.
     idle: usize,
+    /// Of those, the ones woken for a task queued since and not yet back
+    /// under the lock: a burst of tasks wakes each idle thread once, not
+    /// one wake-up call per task.
+    waking: usize,
     /// The pool is gone: threads end and tasks are dropped.
     closed: bool,
 }
@@ -254,13 +265,21 @@ impl Inner {
     /// Queues `task` for `tenant`; hands it back when the pool is closed,
     /// to be dropped by the caller outside the lock.
     fn push(&self, tenant: Tenant, task: Task) -> Option<Task> {
-        let mut queues = self.lock();
-        if queues.closed {
-            return Some(task);
-        }
-        queues.push(tenant, task, false);
-        self.waiting.fetch_add(1, Ordering::Relaxed);
-        if queues.idle > 0 {
+        let wake = {
+            let mut queues = self.lock();
+            if queues.closed {
+                return Some(task);
+            }
+            queues.push(tenant, task, false);
+            self.waiting.fetch_add(1, Ordering::Relaxed);
+            let wake = queues.idle > queues.waking;
+            if wake {
+                queues.waking += 1;
+            }
+            wake
+        };
+        // Outside the lock, which the woken thread takes first.
+        if wake {
             self.ready.notify_one();
         }
         None
@@ -303,6 +322,9 @@ impl Inner {
                 .wait(queues)
                 .unwrap_or_else(PoisonError::into_inner);
             queues.idle -= 1;
+            // Woken for a task, or spuriously: either way one fewer wake
+            // is on its way (a count too low only wakes a thread more).
+            queues.waking = queues.waking.saturating_sub(1);
         }
     }
 
@@ -352,12 +374,19 @@ pub struct Pool {
 
 impl Pool {
     /// Starts `threads` solver threads at niceness `nice` (added to the
-    /// process's; 0 leaves it) that run tasks in turns of `quantum`. With 0
+    /// process's; 0 leaves it) that run tasks in turns of `quantum`, each
+    /// on a core of its own when `pin` and there are as many cores (see
+    /// [`cores_to_pin`]). With 0
     /// threads, [`Pool::submit`] runs each task to its end at once on the
     /// caller's thread (for the fuzzing hook).
-    pub fn new(threads: usize, nice: i32, quantum: Duration) -> std::io::Result<Pool> {
+    pub fn new(threads: usize, nice: i32, quantum: Duration, pin: bool) -> std::io::Result<Pool> {
         if threads == 0 {
             return Ok(Pool { inner: None });
+        }
+        let cores = if pin { cores_to_pin(threads) } else { None };
+        match &cores {
+            Some(cores) => tracing::debug!(?cores, "solver threads pinned, one a core"),
+            None => tracing::debug!(threads, "solver threads placed by the kernel"),
         }
         let inner = Arc::new(Inner {
             queues: Mutex::new(Queues::default()),
@@ -375,9 +404,15 @@ impl Pool {
             // ones started (dropping `pool` on return).
             std::thread::Builder::new()
                 .name(format!("sudoku-solver-{i}"))
-                .spawn(move || {
-                    lower_priority(nice);
-                    inner.serve();
+                .spawn({
+                    let core = cores.as_ref().map(|c| c[i]);
+                    move || {
+                        lower_priority(nice);
+                        if let Some(core) = core {
+                            pin_to(core);
+                        }
+                        inner.serve();
+                    }
                 })?;
         }
         Ok(pool)
@@ -419,6 +454,46 @@ impl Drop for Pool {
         inner.ready.notify_all();
         drop(tenants);
     }
+}
+
+/// The cores of this process's CPU affinity, one for each of `threads`
+/// solver threads, when there are exactly as many: the server then has
+/// every core it may run on to itself, and a pinned thread can wait only
+/// behind the server's own I/O threads and other processes on its core.
+/// With fewer threads than cores (`--workers`, or a CPU quota below the
+/// affinity in a container) pinning would keep threads off idle cores.
+#[cfg(target_os = "linux")]
+fn cores_to_pin(threads: usize) -> Option<Vec<usize>> {
+    let set = rustix::thread::sched_getaffinity(None).ok()?;
+    let cores: Vec<usize> = (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&c| set.is_set(c))
+        .collect();
+    pin_plan(&cores, threads)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn cores_to_pin(_threads: usize) -> Option<Vec<usize>> {
+    None
+}
+
+/// `cores` when they are as many as `threads`.
+fn pin_plan(cores: &[usize], threads: usize) -> Option<Vec<usize>> {
+    (threads > 1 && cores.len() == threads).then(|| cores.to_vec())
+}
+
+/// Pins this thread to `core`; a failure is logged and the thread stays
+/// where the kernel puts it.
+fn pin_to(core: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(core);
+        if let Err(e) = rustix::thread::sched_setaffinity(None, &set) {
+            tracing::warn!(error = %e, core, "could not pin a solver thread to its core");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = core;
 }
 
 /// Raises this thread's nice value by `nice` (Linux applies it to the
@@ -559,7 +634,7 @@ mod tests {
 
     #[test]
     fn tenants_take_turns_and_a_resumed_task_keeps_its_place() {
-        let pool = Pool::new(1, 0, Duration::from_millis(2)).unwrap();
+        let pool = Pool::new(1, 0, Duration::from_millis(2), false).unwrap();
         let log = Log::default();
         let open = hold_a_thread(&pool, Step::Done);
         // Tenant 1 queues three tasks of two turns, tenant 2 one, tenant 3
@@ -594,7 +669,7 @@ mod tests {
 
     #[test]
     fn a_newcomer_waits_for_one_turn_not_for_a_queue() {
-        let pool = Pool::new(1, 0, Duration::from_millis(2)).unwrap();
+        let pool = Pool::new(1, 0, Duration::from_millis(2), false).unwrap();
         let log = Log::default();
         let open = hold_a_thread(&pool, Step::Done);
         for name in ["a1", "a2", "a3", "a4", "a5"] {
@@ -608,7 +683,7 @@ mod tests {
 
     #[test]
     fn a_tenant_without_a_running_task_goes_first() {
-        let pool = Pool::new(2, 0, Duration::from_millis(2)).unwrap();
+        let pool = Pool::new(2, 0, Duration::from_millis(2), false).unwrap();
         let log = Log::default();
         // Tenant 1 holds one thread and has more queued; tenant 2 comes
         // later, behind it in the ring.
@@ -661,7 +736,7 @@ mod tests {
 
     #[test]
     fn unwanted_tasks_are_dropped_unrun() {
-        let pool = Pool::new(1, 0, Duration::from_millis(2)).unwrap();
+        let pool = Pool::new(1, 0, Duration::from_millis(2), false).unwrap();
         let log = Log::default();
         let (dropped_tx, dropped) = mpsc::channel();
         let open = hold_a_thread(&pool, Step::Done);
@@ -686,16 +761,130 @@ mod tests {
                 panic!("test: a task panics");
             }
         }
-        let pool = Pool::new(1, 0, Duration::from_millis(2)).unwrap();
+        let pool = Pool::new(1, 0, Duration::from_millis(2), false).unwrap();
         let log = Log::default();
         pool.submit(Tenant(1), Box::new(Boom));
         pool.submit(Tenant(1), Scripted::new("after", 1, &log));
         assert_eq!(wait_for(&log, 1), [("after", 1)]);
     }
 
+    /// A task that waits at `barrier` with the others, then records the
+    /// cores its thread may run on.
+    struct Meet {
+        barrier: Arc<std::sync::Barrier>,
+        cores: mpsc::Sender<Vec<usize>>,
+    }
+
+    impl Work for Meet {
+        fn wanted(&self) -> bool {
+            true
+        }
+
+        fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+            self.barrier.wait();
+            #[cfg(target_os = "linux")]
+            let cores = rustix::thread::sched_getaffinity(None).map_or_else(
+                |_| Vec::new(),
+                |set| {
+                    (0..rustix::thread::CpuSet::MAX_CPU)
+                        .filter(|&c| set.is_set(c))
+                        .collect()
+                },
+            );
+            #[cfg(not(target_os = "linux"))]
+            let cores = Vec::new();
+            let _ = self.cores.send(cores);
+            Step::Done
+        }
+    }
+
+    /// Submits one [`Meet`] a thread of `pool` (`threads` of them), all
+    /// at once; the cores each thread may run on. Each task holds its
+    /// thread until all have one, so every thread must have been woken.
+    fn meet_on_every_thread(pool: &Pool, threads: usize) -> Vec<Vec<usize>> {
+        let barrier = Arc::new(std::sync::Barrier::new(threads));
+        let (cores, seen) = mpsc::channel();
+        for _ in 0..threads {
+            pool.submit(
+                Tenant(1),
+                Box::new(Meet {
+                    barrier: barrier.clone(),
+                    cores: cores.clone(),
+                }),
+            );
+        }
+        (0..threads)
+            .map(|_| {
+                seen.recv_timeout(Duration::from_secs(5))
+                    .expect("every idle thread was woken for the burst")
+            })
+            .collect()
+    }
+
+    /// Waits until `threads` threads of `pool` wait for a task.
+    fn wait_until_idle(pool: &Pool, threads: usize) {
+        let started = Instant::now();
+        while pool.inner.as_ref().unwrap().lock().idle < threads {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "the threads did not go idle"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_burst_of_tasks_wakes_every_idle_thread() {
+        let pool = Pool::new(3, 0, Duration::from_millis(2), false).unwrap();
+        // Twice: the second burst finds the count of threads being woken
+        // back at 0.
+        for _ in 0..2 {
+            wait_until_idle(&pool, 3);
+            assert_eq!(meet_on_every_thread(&pool, 3).len(), 3);
+        }
+    }
+
+    #[test]
+    fn the_plan_pins_only_as_many_threads_as_cores() {
+        assert_eq!(pin_plan(&[0, 1], 2), Some(vec![0, 1]));
+        assert_eq!(pin_plan(&[2, 5, 7], 3), Some(vec![2, 5, 7]));
+        // Fewer threads than cores (a quota, or --workers): left free.
+        assert_eq!(pin_plan(&[0, 1, 2, 3], 2), None);
+        assert_eq!(pin_plan(&[0, 1], 3), None);
+        // One thread on one core is pinned by the affinity already.
+        assert_eq!(pin_plan(&[0], 1), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn as_many_threads_as_cores_are_pinned_one_a_core() {
+        let Some(mut cores) =
+            cores_to_pin(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        else {
+            eprintln!("skipped: this process may run on one core, or fewer than it has");
+            return;
+        };
+        let pool = Pool::new(cores.len(), 0, Duration::from_millis(2), true).unwrap();
+        let mut seen: Vec<usize> = meet_on_every_thread(&pool, cores.len())
+            .into_iter()
+            .map(|c| {
+                assert_eq!(c.len(), 1, "a solver thread may run on {c:?}");
+                c[0]
+            })
+            .collect();
+        seen.sort_unstable();
+        cores.sort_unstable();
+        assert_eq!(seen, cores, "each thread on a core of its own");
+        // Unpinned, every thread may run on every core.
+        let pool = Pool::new(cores.len(), 0, Duration::from_millis(2), false).unwrap();
+        for c in meet_on_every_thread(&pool, cores.len()) {
+            assert_eq!(c, cores);
+        }
+    }
+
     #[test]
     fn dropping_the_pool_drops_queued_tasks_and_ends_the_threads() {
-        let pool = Pool::new(2, 0, Duration::from_millis(2)).unwrap();
+        let pool = Pool::new(2, 0, Duration::from_millis(2), false).unwrap();
         let inner = Arc::downgrade(pool.inner.as_ref().unwrap());
         let log = Log::default();
         // Both threads busy with tasks that want another turn.
@@ -732,7 +921,7 @@ mod tests {
 
     #[test]
     fn without_threads_a_task_runs_to_its_end_at_once() {
-        let pool = Pool::new(0, 0, Duration::from_millis(2)).unwrap();
+        let pool = Pool::new(0, 0, Duration::from_millis(2), false).unwrap();
         let log = Log::default();
         pool.submit(Tenant(1), Scripted::new("inline", 3, &log));
         assert_eq!(
