@@ -325,7 +325,7 @@ enum Work {
 }
 
 /// What every run sets up before solving: the input, the reorder window,
-/// the progress line and the writer thread.
+/// the progress line and the writer (see [`Writer`]).
 struct Run {
     input: Box<dyn Read + Send>,
     source: String,
@@ -333,11 +333,29 @@ struct Run {
     window: Arc<Window>,
     to_writer: async_channel::Sender<Msg>,
     progress: Progress,
-    /// The writer's summary as it returns (closed if it panics): waited
-    /// for without a blocking thread in an async run, and without waiting
-    /// for the thread's own end (its stacks unmapped) in either.
-    done: tokio::sync::oneshot::Receiver<std::io::Result<Summary>>,
+    writer: Writer,
     limit: u32,
+}
+
+/// The writer thread, before it starts: what the stages send it waits in
+/// its channel until then.
+struct Writer {
+    printer: Printer,
+    from_stages: async_channel::Receiver<Msg>,
+    window: Arc<Window>,
+}
+
+/// The writer's summary as it returns (closed if it panics): waited for
+/// without a blocking thread in an async run, and without waiting for the
+/// thread's own end (its stacks unmapped) in either.
+type Printed = tokio::sync::oneshot::Receiver<std::io::Result<Summary>>;
+
+impl Writer {
+    fn start(self) -> Printed {
+        let (printed, done) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || self.printer.run(self.from_stages, &self.window, printed));
+        done
+    }
 }
 
 /// The puzzle file, or stdin.
@@ -361,7 +379,7 @@ fn sniffed(args: &SolveArgs) -> anyhow::Result<(Box<dyn Read + Send>, Option<siz
 }
 
 impl Run {
-    fn start(args: &SolveArgs, input: Box<dyn Read + Send>) -> anyhow::Result<Run> {
+    fn new(args: &SolveArgs, input: Box<dyn Read + Send>) -> anyhow::Result<Run> {
         let source = match &args.file {
             Some(p) if p.as_os_str() != "-" => p.display().to_string(),
             _ => "stdin".to_string(),
@@ -371,14 +389,11 @@ impl Run {
         let window = Arc::new(Window::new(window_size));
         let (to_writer, from_stages) = async_channel::unbounded::<Msg>();
         let progress = Progress::start(args.quiet);
-        let printer = Printer::new(args, window_size, progress.counts(), progress.say());
-        let (printed, done) = tokio::sync::oneshot::channel();
-        {
-            let window = window.clone();
-            std::thread::spawn(move || {
-                let _ = printed.send(printer.run(from_stages, &window));
-            });
-        }
+        let writer = Writer {
+            printer: Printer::new(args, window_size, progress.counts(), progress.say()),
+            from_stages,
+            window: window.clone(),
+        };
         Ok(Run {
             input,
             source,
@@ -386,7 +401,7 @@ impl Run {
             window,
             to_writer,
             progress,
-            done,
+            writer,
             limit: if args.unique { 2 } else { 1 },
         })
     }
@@ -445,9 +460,10 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
         window,
         to_writer,
         progress,
-        done,
+        writer,
         limit,
-    } = Run::start(&args, input)?;
+    } = Run::new(&args, input)?;
+    let done = writer.start();
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -517,9 +533,12 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         )
         .await;
     }
-    // The connection opens while the writer and the reader start and the
-    // first messages are read: a short run would otherwise wait for the
-    // TCP and HTTP/2 handshakes after all of that, in turn.
+    // The connection opens while the reader starts and reads the first
+    // messages, and the writer starts only once the first message is on
+    // its way: the TCP and HTTP/2 handshakes, the reading and the starting
+    // of threads would otherwise come one after another before the server
+    // had anything to solve (forum hardest through a server on 2 cores:
+    // the first request left 1.2 ms after the connect call).
     let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
     let streams = match (args.streams, servers.len()) {
         (Some(n), _) => n.max(1),
@@ -537,9 +556,9 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         window,
         to_writer,
         progress,
-        done,
+        writer,
         limit,
-    } = Run::start(&args, input)?;
+    } = Run::new(&args, input)?;
     let options = Some(pb::SolveOptions {
         mode: if limit > 1 {
             pb::SolveMode::Count as i32
@@ -566,6 +585,10 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         }
     };
     let client = tonic::client::Grpc::new(channel).max_decoding_message_size(64 << 20);
+    // Held to the end: the connection then closes as the process exits,
+    // with no GOAWAY, shutdown and close for this thread (and the server)
+    // to go through first while the last answers are printed.
+    let _open = client.clone();
     spawn_feeds(
         outbox,
         to_writer,
@@ -576,8 +599,19 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         streams,
         (!args.quiet).then(|| progress.say()),
     );
+    // The feed's call, the channel's buffer, the connection and the
+    // request body are tasks of this thread: a few turns of the runtime
+    // send the first request before this thread starts the writer's.
+    for _ in 0..FIRST_SEND_TURNS {
+        tokio::task::yield_now().await;
+    }
+    let done = writer.start();
     Run::finish(done.await, progress, args.quiet, &source)
 }
+
+/// Turns of the runtime given to the first request before the writer
+/// thread starts (see [`run`]).
+const FIRST_SEND_TURNS: usize = 8;
 
 /// Reads `input` record by record: unreadable puzzles go straight to the
 /// writer, the others to `work`, which returns false to stop the reading.
@@ -805,8 +839,10 @@ fn spawn_reader(
 ) -> async_channel::Receiver<wire::Request> {
     let (requests, outbox) = async_channel::bounded::<wire::Request>(queue);
     std::thread::spawn(move || {
-        let mut items = Vec::with_capacity(batch);
-        let mut sent = Vec::with_capacity(batch);
+        // Sized for the message being filled: the first ones are small, and
+        // a new thread's heap grows a system call at a time.
+        let mut items = Vec::with_capacity(message_size(batch, 0));
+        let mut sent = Vec::with_capacity(message_size(batch, 0));
         let mut messages = 0usize;
         read_input(input, &window, &to_writer, |w| {
             match w {
@@ -820,13 +856,14 @@ fn spawn_reader(
                 Work::Idle if items.is_empty() => return true,
                 Work::Idle => {}
             }
+            messages += 1;
+            let next = message_size(batch, messages);
             // The writer learns of the puzzles before their answers can come.
-            let metas = std::mem::replace(&mut sent, Vec::with_capacity(batch));
+            let metas = std::mem::replace(&mut sent, Vec::with_capacity(next));
             if to_writer.send_blocking(Msg::Sent(metas)).is_err() {
                 return false;
             }
-            let items = std::mem::replace(&mut items, Vec::with_capacity(batch));
-            messages += 1;
+            let items = std::mem::replace(&mut items, Vec::with_capacity(next));
             requests
                 .send_blocking(wire::Request { items, options })
                 .is_ok()
@@ -1287,18 +1324,33 @@ impl Printer {
         }
     }
 
-    fn run(self, rx: async_channel::Receiver<Msg>, window: &Window) -> std::io::Result<Summary> {
-        let result = self.print(rx, window);
+    /// Prints until the stages are done (or stdout closes), then sends
+    /// the summary over `printed`.
+    fn run(
+        self,
+        rx: async_channel::Receiver<Msg>,
+        window: &Window,
+        printed: tokio::sync::oneshot::Sender<std::io::Result<Summary>>,
+    ) {
+        let mut ring = VecDeque::with_capacity(self.window);
+        let result = self.print(rx, window, &mut ring);
         // Printing is over (done, or stdout closed): the reader must not
         // wait for room any more.
         window.close();
-        result
+        let _ = printed.send(result);
+        // The ring is freed only now: unmapping it cost the end of a short
+        // run 50 us.
+        drop(ring);
     }
 
-    fn print(&self, rx: async_channel::Receiver<Msg>, window: &Window) -> std::io::Result<Summary> {
+    fn print(
+        &self,
+        rx: async_channel::Receiver<Msg>,
+        window: &Window,
+        ring: &mut VecDeque<Slot>,
+    ) -> std::io::Result<Summary> {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-        let mut ring: VecDeque<Slot> = VecDeque::with_capacity(self.window);
         let mut base = 0u64;
         let mut summary = Summary {
             puzzles: 0,
@@ -1326,7 +1378,7 @@ impl Printer {
             match msg {
                 Msg::Sent(sent) => {
                     for (seq, meta) in sent {
-                        if let Some(s) = place(&mut ring, base, self.window, seq) {
+                        if let Some(s) = place(ring, base, self.window, seq) {
                             s.meta = Some(meta);
                         }
                     }
@@ -1342,7 +1394,7 @@ impl Printer {
                             self.print_one(&mut out, meta, &done, &mut first, &mut summary)?;
                             continue;
                         }
-                        if let Some(s) = place(&mut ring, base, self.window, seq) {
+                        if let Some(s) = place(ring, base, self.window, seq) {
                             if meta.is_some() {
                                 s.meta = meta;
                             }
