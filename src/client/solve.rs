@@ -298,6 +298,11 @@ impl Window {
         }
     }
 
+    /// True when a place is free now.
+    fn has_room(&self) -> bool {
+        self.free.load(Ordering::Acquire) > 0 && !self.closed.load(Ordering::Acquire)
+    }
+
     fn release(&self, n: usize) {
         self.free.fetch_add(n, Ordering::AcqRel);
         self.wake();
@@ -366,6 +371,21 @@ fn open(args: &SolveArgs) -> anyhow::Result<Box<dyn Read + Send>> {
         ),
         _ => Box::new(std::io::stdin()),
     })
+}
+
+/// True when the input (FILE, or stdin redirected from a file) is a
+/// regular file.
+fn is_regular_file(args: &SolveArgs) -> bool {
+    use std::os::fd::AsFd;
+    match &args.file {
+        Some(p) if p.as_os_str() != "-" => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+        _ => std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata())
+            .is_ok_and(|m| m.is_file()),
+    }
 }
 
 /// The input of a run without `--box`, and the sized run to make instead
@@ -493,6 +513,8 @@ pub struct Opened {
     input: Box<dyn Read + Send>,
     /// The grids' size when they are not 9x9.
     size: Option<sized::Size>,
+    /// The input is a regular file: reading it never waits on a writer.
+    regular: bool,
 }
 
 impl Opened {
@@ -508,7 +530,11 @@ impl Opened {
                 (input, other.map(sized::Size::Sniffed))
             }
         };
-        Ok(Opened { input, size })
+        Ok(Opened {
+            input,
+            size,
+            regular: is_regular_file(args),
+        })
     }
 
     /// True for grids of another size than 9x9.
@@ -520,7 +546,11 @@ impl Opened {
 /// `sudoku solve` through servers, and any run of grids of another size.
 pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
     let server = (!args.local).then_some(args.server.as_slice());
-    let Opened { mut input, size } = opened;
+    let Opened {
+        mut input,
+        size,
+        regular,
+    } = opened;
     if let Some(size) = size {
         return sized::run(
             &mut input,
@@ -533,12 +563,14 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         )
         .await;
     }
-    // The connection opens while the reader starts and reads the first
-    // messages, and the writer starts only once the first message is on
-    // its way: the TCP and HTTP/2 handshakes, the reading and the starting
-    // of threads would otherwise come one after another before the server
-    // had anything to solve (forum hardest through a server on 2 cores:
-    // the first request left 1.2 ms after the connect call).
+    // The connection opens while the first message is read, and the
+    // threads start only once it is on its way: the TCP and HTTP/2
+    // handshakes, the starting of threads and the reading would otherwise
+    // come one after another before the server had anything to solve
+    // (forum hardest through a server on 2 cores: the first request left
+    // 1.2 ms after the connect call). A regular file's first message is
+    // read on this thread, as its reads never wait; a pipe is read on a
+    // thread of its own from the start.
     let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
     let streams = match (args.streams, servers.len()) {
         (Some(n), _) => n.max(1),
@@ -567,7 +599,7 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         },
         max_solutions: limit,
     });
-    let outbox = spawn_reader(
+    let (reading, outbox) = Reading::new(
         input,
         window.clone(),
         to_writer.clone(),
@@ -575,6 +607,13 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         args.window(),
         options,
     );
+    let reading = match regular {
+        true => reading.first_here(),
+        false => {
+            reading.go_on();
+            None
+        }
+    };
     let channel = match connecting.await? {
         Ok(c) => c,
         Err(e) => {
@@ -605,6 +644,9 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
     for _ in 0..FIRST_SEND_TURNS {
         tokio::task::yield_now().await;
     }
+    if let Some(reading) = reading {
+        reading.go_on();
+    }
     let done = writer.start();
     Run::finish(done.await, progress, args.quiet, &source)
 }
@@ -619,64 +661,114 @@ fn read_input(
     input: Box<dyn Read + Send>,
     window: &Window,
     to_writer: &async_channel::Sender<Msg>,
-    mut work: impl FnMut(Work) -> bool,
+    work: impl FnMut(Work) -> bool,
 ) {
-    // Sound puzzles are echoed from their grid, so their lines need no copy.
-    let mut reader = Reader::new(input).raw_of_failures_only();
-    let mut seq = 0u64;
-    loop {
-        if !reader.has_buffered() && !work(Work::Idle) {
-            return;
+    Records::new(input).read(window, to_writer, Waits::Yes, work);
+}
+
+/// The input's records, numbered in order as they are read; reading can
+/// stop and go on later (on another thread).
+struct Records {
+    reader: Reader<Box<dyn Read + Send>>,
+    seq: u64,
+}
+
+/// Whether [`Records::read`] may wait for a place in the window.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    Yes,
+    /// No: with no place free it stops, as when `work` says so (the
+    /// writer that frees places may not have started).
+    No,
+}
+
+/// Why [`Records::read`] returned.
+#[derive(PartialEq, Eq)]
+enum ReadEnd {
+    /// The input is read to its end (and `work` had its last `Idle`).
+    Ended,
+    /// `work` said so, a fatal read error, the window closed, or (with
+    /// [`Waits::No`]) no place was free.
+    Stopped,
+}
+
+impl Records {
+    fn new(input: Box<dyn Read + Send>) -> Records {
+        // Sound puzzles are echoed from their grid, so their lines need no copy.
+        Records {
+            reader: Reader::new(input).raw_of_failures_only(),
+            seq: 0,
         }
-        let entry = match reader.next() {
-            None => break,
-            Some(Ok(e)) => e,
-            Some(Err(e)) => {
-                let _ = to_writer.send_blocking(Msg::Fatal(e.to_string(), true));
-                break;
-            }
-        };
-        if !window.acquire() {
-            return;
-        }
-        let Entry {
-            line,
-            format,
-            puzzle,
-            raw,
-            givens_ok,
-        } = entry;
-        // Givens the reader checked while reading need no second look.
-        let checked = puzzle.and_then(|g| match givens_ok {
-            true => Ok(g),
-            false => g.check_givens().map(|()| g).map_err(|e| explain(&e)),
-        });
-        match checked {
-            Ok(g) => {
-                let meta = Meta {
-                    line,
-                    format,
-                    echo: Echo::Grid(g),
-                };
-                if !work(Work::Puzzle(seq, meta, g)) {
-                    return;
-                }
-            }
-            Err(msg) => {
-                let meta = Meta {
-                    line,
-                    format,
-                    echo: Echo::Raw(raw),
-                };
-                let answer = vec![(seq, Some(meta), Done::invalid(msg))];
-                if to_writer.send_blocking(Msg::Answers(answer)).is_err() {
-                    return;
-                }
-            }
-        }
-        seq += 1;
     }
-    work(Work::Idle);
+
+    fn read(
+        &mut self,
+        window: &Window,
+        to_writer: &async_channel::Sender<Msg>,
+        waits: Waits,
+        mut work: impl FnMut(Work) -> bool,
+    ) -> ReadEnd {
+        loop {
+            if !self.reader.has_buffered() && !work(Work::Idle) {
+                return ReadEnd::Stopped;
+            }
+            // Only this thread takes places: with room now, the place
+            // taken below is had without waiting.
+            if waits == Waits::No && !window.has_room() {
+                return ReadEnd::Stopped;
+            }
+            let entry = match self.reader.next() {
+                None => break,
+                Some(Ok(e)) => e,
+                Some(Err(e)) => {
+                    let _ = to_writer.send_blocking(Msg::Fatal(e.to_string(), true));
+                    break;
+                }
+            };
+            if !window.acquire() {
+                return ReadEnd::Stopped;
+            }
+            let Entry {
+                line,
+                format,
+                puzzle,
+                raw,
+                givens_ok,
+            } = entry;
+            let seq = self.seq;
+            self.seq += 1;
+            // Givens the reader checked while reading need no second look.
+            let checked = puzzle.and_then(|g| match givens_ok {
+                true => Ok(g),
+                false => g.check_givens().map(|()| g).map_err(|e| explain(&e)),
+            });
+            match checked {
+                Ok(g) => {
+                    let meta = Meta {
+                        line,
+                        format,
+                        echo: Echo::Grid(g),
+                    };
+                    if !work(Work::Puzzle(seq, meta, g)) {
+                        return ReadEnd::Stopped;
+                    }
+                }
+                Err(msg) => {
+                    let meta = Meta {
+                        line,
+                        format,
+                        echo: Echo::Raw(raw),
+                    };
+                    let answer = vec![(seq, Some(meta), Done::invalid(msg))];
+                    if to_writer.send_blocking(Msg::Answers(answer)).is_err() {
+                        return ReadEnd::Stopped;
+                    }
+                }
+            }
+        }
+        work(Work::Idle);
+        ReadEnd::Ended
+    }
 }
 
 /// A givens fault in words, rows, columns and boxes numbered from 1 as in
@@ -826,50 +918,115 @@ fn solve_one(solver: &mut Solver, g: &Grid, rules: Rules) -> Done {
     }
 }
 
-/// Reads `input` on a thread of its own into request messages of
-/// [`message_size`] puzzles, queued at most `queue` deep; the receiver is
-/// what the streams draw from. Closing it stops the reading.
-fn spawn_reader(
-    input: Box<dyn Read + Send>,
+/// The reading side of a run through servers: records read into request
+/// messages of [`message_size`] puzzles, queued at most `queue` deep on
+/// `outbox`, the receiver the streams draw from. Closing it stops the
+/// reading.
+struct Reading {
+    records: Records,
+    batcher: Batcher,
     window: Arc<Window>,
-    to_writer: async_channel::Sender<Msg>,
-    batch: usize,
-    queue: usize,
-    options: Option<pb::SolveOptions>,
-) -> async_channel::Receiver<wire::Request> {
-    let (requests, outbox) = async_channel::bounded::<wire::Request>(queue);
-    std::thread::spawn(move || {
-        // Sized for the message being filled: the first ones are small, and
-        // a new thread's heap grows a system call at a time.
-        let mut items = Vec::with_capacity(message_size(batch, 0));
-        let mut sent = Vec::with_capacity(message_size(batch, 0));
-        let mut messages = 0usize;
-        read_input(input, &window, &to_writer, |w| {
-            match w {
-                Work::Puzzle(seq, meta, g) => {
-                    sent.push((seq, meta));
-                    items.push(Item { id: seq, grid: g });
-                    if items.len() < message_size(batch, messages) {
-                        return true;
-                    }
-                }
-                Work::Idle if items.is_empty() => return true,
-                Work::Idle => {}
-            }
-            messages += 1;
-            let next = message_size(batch, messages);
-            // The writer learns of the puzzles before their answers can come.
-            let metas = std::mem::replace(&mut sent, Vec::with_capacity(next));
-            if to_writer.send_blocking(Msg::Sent(metas)).is_err() {
-                return false;
-            }
-            let items = std::mem::replace(&mut items, Vec::with_capacity(next));
-            requests
-                .send_blocking(wire::Request { items, options })
-                .is_ok()
+}
+
+impl Reading {
+    fn new(
+        input: Box<dyn Read + Send>,
+        window: Arc<Window>,
+        to_writer: async_channel::Sender<Msg>,
+        batch: usize,
+        queue: usize,
+        options: Option<pb::SolveOptions>,
+    ) -> (Reading, async_channel::Receiver<wire::Request>) {
+        let (requests, outbox) = async_channel::bounded::<wire::Request>(queue);
+        let reading = Reading {
+            records: Records::new(input),
+            batcher: Batcher {
+                // Sized for the message being filled: the first ones are
+                // small, and a new thread's heap grows a system call at a
+                // time.
+                items: Vec::with_capacity(message_size(batch, 0)),
+                sent: Vec::with_capacity(message_size(batch, 0)),
+                messages: 0,
+                batch,
+                requests,
+                to_writer,
+                options,
+            },
+            window,
+        };
+        (reading, outbox)
+    }
+
+    /// Reads the first message on this thread, never waiting for a place
+    /// in the window (the writer may not have started); `None` once the
+    /// input is all read (the queue is closed then).
+    fn first_here(mut self) -> Option<Reading> {
+        let batcher = &mut self.batcher;
+        let read = self
+            .records
+            .read(&self.window, &batcher.to_writer.clone(), Waits::No, |w| {
+                batcher.take(w) && batcher.messages == 0
+            });
+        (read == ReadEnd::Stopped).then_some(self)
+    }
+
+    /// Reads the rest on a thread of its own.
+    fn go_on(self) {
+        let Reading {
+            mut records,
+            mut batcher,
+            window,
+        } = self;
+        std::thread::spawn(move || {
+            let to_writer = batcher.to_writer.clone();
+            records.read(&window, &to_writer, Waits::Yes, |w| batcher.take(w));
         });
-    });
-    outbox
+    }
+}
+
+/// Puts read puzzles into request messages.
+struct Batcher {
+    items: Vec<Item>,
+    sent: Vec<(u64, Meta)>,
+    /// Messages sent so far.
+    messages: usize,
+    batch: usize,
+    requests: async_channel::Sender<wire::Request>,
+    to_writer: async_channel::Sender<Msg>,
+    options: Option<pb::SolveOptions>,
+}
+
+impl Batcher {
+    /// Takes a puzzle, sending the message it fills (or, when the input
+    /// has nothing buffered, the part filled); false once nothing more can
+    /// be sent.
+    fn take(&mut self, w: Work) -> bool {
+        match w {
+            Work::Puzzle(seq, meta, g) => {
+                self.sent.push((seq, meta));
+                self.items.push(Item { id: seq, grid: g });
+                if self.items.len() < message_size(self.batch, self.messages) {
+                    return true;
+                }
+            }
+            Work::Idle if self.items.is_empty() => return true,
+            Work::Idle => {}
+        }
+        self.messages += 1;
+        let next = message_size(self.batch, self.messages);
+        // The writer learns of the puzzles before their answers can come.
+        let metas = std::mem::replace(&mut self.sent, Vec::with_capacity(next));
+        if self.to_writer.send_blocking(Msg::Sent(metas)).is_err() {
+            return false;
+        }
+        let items = std::mem::replace(&mut self.items, Vec::with_capacity(next));
+        self.requests
+            .send_blocking(wire::Request {
+                items,
+                options: self.options,
+            })
+            .is_ok()
+    }
 }
 
 /// Solves through `streams` SolveBatch calls that all draw their request

@@ -1047,3 +1047,86 @@ fn progress_line_on_a_terminal_and_not_with_quiet() {
     let quiet = on_a_terminal("--local -q").expect("script ran before");
     assert!(!quiet.contains("puzzles"), "-q: {quiet:?}");
 }
+
+/// Runs `sudoku` with `args` and stdin from `stdin`, failing the test when
+/// it takes over a minute (a stuck run is killed, not waited for).
+async fn run_within_a_minute(args: Vec<String>, stdin: Stdio) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+            .args(&args)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the sudoku binary runs");
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("sudoku {args:?} was still running after a minute");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// A regular file's first message is read on the command's own thread
+/// before the writer starts, so that it reaches the server sooner. Records
+/// that take every place of the reorder window first (bad lines, with
+/// --batch 1 --window 2) must not stop it there: it hands the reading on
+/// to its thread, and every record is answered once, in order, whether
+/// the file is named or redirected to stdin.
+#[tokio::test]
+async fn a_file_whose_first_records_fill_the_window_is_answered_whole() {
+    let server = TestServer::start().await;
+    let path =
+        std::env::temp_dir().join(format!("sudoku-first-records-{}.txt", std::process::id()));
+    let input = format!("bad line one\nbad line two\n{CLASSIC}\nbad line four\n{CLASSIC}\n");
+    std::fs::write(&path, &input).unwrap();
+    let args = |file: Option<&std::path::Path>| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "solve",
+            "--server",
+            &server.url(),
+            "--batch",
+            "1",
+            "--window",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(file.map(|f| f.display().to_string()));
+        a
+    };
+    let named = run_within_a_minute(args(Some(&path)), Stdio::null()).await;
+    let redirected =
+        run_within_a_minute(args(None), std::fs::File::open(&path).unwrap().into()).await;
+    std::fs::remove_file(&path).unwrap();
+    for out in [named, redirected] {
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        for (i, bad) in [
+            (0, "bad line one"),
+            (1, "bad line two"),
+            (3, "bad line four"),
+        ] {
+            assert!(
+                lines[i].starts_with(bad) && lines[i].contains("# error"),
+                "{text}"
+            );
+        }
+        assert_eq!(lines[2], CLASSIC_SOLVED);
+        assert_eq!(lines[4], CLASSIC_SOLVED);
+    }
+}
