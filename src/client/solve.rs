@@ -247,6 +247,10 @@ enum Msg {
     /// The run cannot go on: what went wrong, and whether the input
     /// (rather than a server) is at fault.
     Fatal(String, bool),
+    /// The input ended after this many records: once they are all
+    /// printed the writer is done, without waiting for the streams to
+    /// end (their trailers come after the last answers).
+    Ended(u64),
 }
 
 /// The reorder window's free places: the reader takes one per puzzle, the
@@ -767,6 +771,7 @@ impl Records {
             }
         }
         work(Work::Idle);
+        let _ = to_writer.send_blocking(Msg::Ended(self.seq));
         ReadEnd::Ended
     }
 }
@@ -1517,6 +1522,8 @@ impl Printer {
             fatal: None,
         };
         let mut first = true;
+        // Records in the input, once it has ended.
+        let mut ended = None;
         loop {
             let mut printed = 0;
             let msg = match rx.try_recv() {
@@ -1564,6 +1571,7 @@ impl Printer {
                     summary.fatal.get_or_insert((why, input));
                     window.close();
                 }
+                Msg::Ended(records) => ended = Some(records),
             }
             while ring
                 .front()
@@ -1583,7 +1591,7 @@ impl Printer {
             if printed > 0 {
                 window.release(printed);
             }
-            if summary.fatal.is_some() && rx.is_empty() {
+            if summary.fatal.is_some() && rx.is_empty() || ended == Some(base) {
                 break;
             }
         }
