@@ -165,13 +165,17 @@ impl Sudoku {
         gauges.open_streams.fetch_add(1, Ordering::Relaxed);
 
         let cut = Arc::new(Mutex::new(Cut::default()));
-        let mut workers = tokio::task::JoinSet::new();
+        // The workers and the reader are one task: a message goes from the
+        // reader to a worker and on to the solver threads without waking
+        // another task, which another runtime thread may have taken (that
+        // hand-over cost the first message 0.1-0.2 ms on 2 cores).
+        let mut workers = futures::stream::FuturesUnordered::new();
         for _ in 0..limits.stream_workers {
             let svc = self.clone();
             let work_rx = work_rx.clone();
             let tx = tx.clone();
             let cut = cut.clone();
-            workers.spawn(
+            workers.push(
                 async move {
                     // Ends with true when the deadline cut work short.
                     let work = async {
@@ -239,48 +243,61 @@ impl Sudoku {
                 let sleep = expiry(deadline);
                 tokio::pin!(sleep);
                 tokio::pin!(inbound);
-                let end = loop {
-                    let msg = tokio::select! {
-                        biased;
-                        _ = shutdown.cancelled() => break StreamEnd::Shutdown,
-                        _ = &mut sleep => break StreamEnd::Deadline,
-                        _ = tx.closed() => break StreamEnd::Broken,
-                        msg = inbound.next() => msg,
+                // Whether a worker's work was cut short by the deadline.
+                let mut expired = false;
+                let end = {
+                    let reading = async {
+                        loop {
+                            let msg = tokio::select! {
+                                biased;
+                                _ = shutdown.cancelled() => break StreamEnd::Shutdown,
+                                _ = &mut sleep => break StreamEnd::Deadline,
+                                _ = tx.closed() => break StreamEnd::Broken,
+                                msg = inbound.next() => msg,
+                            };
+                            match msg {
+                                None => break StreamEnd::HalfClosed,
+                                Some(Err(status)) => {
+                                    tracing::debug!(code = ?status.code(), message = status.message(), "request stream broke");
+                                    break StreamEnd::BadRequestStream(status);
+                                }
+                                Some(Ok((msg, _))) if msg.items.len() > max_items => {
+                                    break StreamEnd::Failed(Failure::TooManyItems {
+                                        found: msg.items.len(),
+                                        max: max_items,
+                                    });
+                                }
+                                // A full window blocks here, which stops reading and
+                                // lets HTTP/2 flow control push back on the sender.
+                                // A message already read is queued even when the
+                                // server starts draining: it is answered before the
+                                // stream ends.
+                                // So does a full share of the request budget.
+                                Some(Ok((msg, first_index))) => tokio::select! {
+                                    biased;
+                                    _ = &mut sleep => break StreamEnd::Deadline,
+                                    _ = tx.closed() => break StreamEnd::Broken,
+                                    queued = async {
+                                        let charge = match &share {
+                                            Some(share) => Some(share.charge(Purpose::Messages, message_charge(&msg)).await),
+                                            None => None,
+                                        };
+                                        work_tx.send((msg, first_index, charge)).await
+                                    } => if queued.is_err() {
+                                        // Every worker stopped: the deadline passed or
+                                        // the client left.
+                                        break if past(deadline) { StreamEnd::Deadline } else { StreamEnd::Broken };
+                                    },
+                                },
+                            }
+                        }
                     };
-                    match msg {
-                        None => break StreamEnd::HalfClosed,
-                        Some(Err(status)) => {
-                            tracing::debug!(code = ?status.code(), message = status.message(), "request stream broke");
-                            break StreamEnd::BadRequestStream(status);
+                    tokio::pin!(reading);
+                    loop {
+                        tokio::select! {
+                            end = &mut reading => break end,
+                            Some(cut_short) = workers.next() => expired |= cut_short,
                         }
-                        Some(Ok((msg, _))) if msg.items.len() > max_items => {
-                            break StreamEnd::Failed(Failure::TooManyItems {
-                                found: msg.items.len(),
-                                max: max_items,
-                            });
-                        }
-                        // A full window blocks here, which stops reading and
-                        // lets HTTP/2 flow control push back on the sender.
-                        // A message already read is queued even when the
-                        // server starts draining: it is answered before the
-                        // stream ends.
-                        // So does a full share of the request budget.
-                        Some(Ok((msg, first_index))) => tokio::select! {
-                            biased;
-                            _ = &mut sleep => break StreamEnd::Deadline,
-                            _ = tx.closed() => break StreamEnd::Broken,
-                            queued = async {
-                                let charge = match &share {
-                                    Some(share) => Some(share.charge(Purpose::Messages, message_charge(&msg)).await),
-                                    None => None,
-                                };
-                                work_tx.send((msg, first_index, charge)).await
-                            } => if queued.is_err() {
-                                // Every worker stopped: the deadline passed or
-                                // the client left.
-                                break if past(deadline) { StreamEnd::Deadline } else { StreamEnd::Broken };
-                            },
-                        },
                     }
                 };
                 // Items already received are answered before the stream ends.
@@ -291,9 +308,8 @@ impl Sudoku {
                 let has_own = !matches!(end, StreamEnd::HalfClosed | StreamEnd::Broken);
                 let keeps = cut.lock().unwrap_or_else(PoisonError::into_inner).reader_keeps(has_own);
                 let tx = keeps.then_some(tx);
-                let mut expired = false;
-                while let Some(joined) = workers.join_next().await {
-                    expired |= joined.unwrap_or(false);
+                while let Some(cut_short) = workers.next().await {
+                    expired |= cut_short;
                 }
                 // Work the deadline cut short was dropped without a result,
                 // so the stream must not end OK even if the client had
