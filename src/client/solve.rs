@@ -644,7 +644,8 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
     );
     // The feed's call, the channel's buffer, the connection and the
     // request body are tasks of this thread: a few turns of the runtime
-    // send the first request before this thread starts the writer's.
+    // send the first request before this thread starts the reader's and
+    // the writer's.
     for _ in 0..FIRST_SEND_TURNS {
         tokio::task::yield_now().await;
     }
@@ -655,8 +656,8 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
     Run::finish(done.await, progress, args.quiet, &source)
 }
 
-/// Turns of the runtime given to the first request before the writer
-/// thread starts (see [`run`]).
+/// Turns of the runtime given to the first request before the reader and
+/// writer threads start (see [`run`]).
 const FIRST_SEND_TURNS: usize = 8;
 
 /// Reads `input` record by record: unreadable puzzles go straight to the

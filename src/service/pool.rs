@@ -457,9 +457,9 @@ impl Drop for Pool {
 }
 
 /// The cores of this process's CPU affinity, one for each of `threads`
-/// solver threads, when there are exactly as many: the server then has
-/// every core it may run on to itself, and a pinned thread can wait only
-/// behind the server's own I/O threads and other processes on its core.
+/// solver threads, when there are exactly as many: the threads then cover
+/// every core the process may run on, one each, and a pinned thread waits
+/// only while the server's I/O threads or another process use its core.
 /// With fewer threads than cores (`--workers`, or a CPU quota below the
 /// affinity in a container) pinning would keep threads off idle cores.
 #[cfg(target_os = "linux")]
