@@ -16,7 +16,6 @@
 
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use futures::{Stream, StreamExt};
@@ -84,41 +83,6 @@ fn message_charge(msg: &pb::SolveBatchRequest) -> usize {
         .saturating_add(largest_sized)
 }
 
-/// Who says that the deadline cut a stream's work short. The reader says
-/// every status after the workers end, unless the stream had nothing to
-/// say when its reader stopped (the client half-closed or left): then the
-/// reader lets go of the response channel at once, and a worker cut short
-/// later says DEADLINE_EXCEEDED itself. A worker cut short before the
-/// reader stopped leaves it to the reader, which then keeps the channel.
-#[derive(Default)]
-struct Cut {
-    /// Whether the stopped reader kept the channel; `None` while it reads.
-    reader_kept: Option<bool>,
-    /// A worker was cut short before the reader stopped.
-    early: bool,
-}
-
-impl Cut {
-    /// The reader stopped, with a status of its own or not: whether it
-    /// keeps the channel to say the end.
-    fn reader_keeps(&mut self, has_own: bool) -> bool {
-        let keeps = has_own || self.early;
-        self.reader_kept = Some(keeps);
-        keeps
-    }
-
-    /// A worker was cut short: whether it must say so itself.
-    fn worker_says(&mut self) -> bool {
-        match self.reader_kept {
-            None => {
-                self.early = true;
-                false
-            }
-            Some(kept) => !kept,
-        }
-    }
-}
-
 /// A response on its way to tonic, with the budget its bytes hold.
 type Outgoing = (Result<pb::SolveBatchResponse, Status>, Option<Charge>);
 
@@ -164,17 +128,17 @@ impl Sudoku {
         let gauges = self.shared.gauges.clone();
         gauges.open_streams.fetch_add(1, Ordering::Relaxed);
 
-        let cut = Arc::new(Mutex::new(Cut::default()));
         // The workers and the reader are one task: a message goes from the
         // reader to a worker and on to the solver threads without waking
         // another task, which another runtime thread may have taken (that
-        // hand-over cost the first message 0.1-0.2 ms on 2 cores).
+        // hand-over cost the first message 0.1-0.2 ms on 2 cores). As one
+        // task, the reader also ends the stream in the same turn as the
+        // last worker: its last response and the trailers leave together.
         let mut workers = futures::stream::FuturesUnordered::new();
         for _ in 0..limits.stream_workers {
             let svc = self.clone();
             let work_rx = work_rx.clone();
             let tx = tx.clone();
-            let cut = cut.clone();
             workers.push(
                 async move {
                     // Ends with true when the deadline cut work short.
@@ -208,28 +172,11 @@ impl Sudoku {
                     // permit, for its message's solver task, or on a full
                     // response channel. Dropping `work` closes the task's
                     // reply, so the solver thread stops at its next slice.
-                    let expired = tokio::select! {
+                    tokio::select! {
                         expired = work => expired,
                         _ = tx.closed() => false,
                         _ = expiry(deadline) => true,
-                    };
-                    // Work the deadline cut short was dropped without a
-                    // result, so the stream must not end OK even if the
-                    // client had half-closed: said by the reader, or by
-                    // this worker when the reader has let go already.
-                    if expired
-                        && cut
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .worker_says()
-                    {
-                        let status = Status::from(Failure::DeadlineExceeded);
-                        tokio::select! {
-                            _ = tx.send((Err(status), None)) => {}
-                            _ = tx.closed() => {}
-                        }
                     }
-                    expired
                 }
                 .instrument(span.clone()),
             );
@@ -302,18 +249,12 @@ impl Sudoku {
                 };
                 // Items already received are answered before the stream ends.
                 work_tx.close();
-                // With nothing to add, the reader lets go of the stream now:
-                // it ends as the last worker does, its last response and
-                // the trailers leaving together instead of a wake-up apart.
-                let has_own = !matches!(end, StreamEnd::HalfClosed | StreamEnd::Broken);
-                let keeps = cut.lock().unwrap_or_else(PoisonError::into_inner).reader_keeps(has_own);
-                let tx = keeps.then_some(tx);
                 while let Some(cut_short) = workers.next().await {
                     expired |= cut_short;
                 }
                 // Work the deadline cut short was dropped without a result,
                 // so the stream must not end OK even if the client had
-                // half-closed (a worker said so if the reader had let go).
+                // half-closed.
                 let status = match end {
                     StreamEnd::Failed(f) => Some(Status::from(f)),
                     StreamEnd::BadRequestStream(status) => Some(status),
@@ -325,7 +266,7 @@ impl Sudoku {
                 let code = status.as_ref().map_or(Code::Ok, |s| s.code());
                 traces::record_code(&tracing::Span::current(), code);
                 tracing::debug!("stream done");
-                if let (Some(status), Some(tx)) = (status, tx) {
+                if let Some(status) = status {
                     let _ = tx.send((Err(status), None)).await;
                 }
                 gauges.open_streams.fetch_sub(1, Ordering::Relaxed);
@@ -499,24 +440,6 @@ mod tests {
     use super::*;
     use crate::service::Limits;
     use tokio_util::sync::CancellationToken;
-
-    #[test]
-    fn the_deadline_cut_is_said_once_by_whoever_holds_the_stream() {
-        // A worker cut short while the reader reads: the reader says it.
-        let mut cut = Cut::default();
-        assert!(!cut.worker_says());
-        assert!(cut.reader_keeps(false));
-        assert!(!cut.worker_says());
-        // The reader stopped with nothing to say: it lets go, and a worker
-        // cut short later says it.
-        let mut cut = Cut::default();
-        assert!(!cut.reader_keeps(false));
-        assert!(cut.worker_says());
-        // The reader has its own status: it keeps the stream and says it.
-        let mut cut = Cut::default();
-        assert!(cut.reader_keeps(true));
-        assert!(!cut.worker_says());
-    }
 
     fn service() -> Sudoku {
         let limits = Limits::on_the_calling_thread(1000);
