@@ -380,16 +380,19 @@ fn open(args: &SolveArgs) -> anyhow::Result<Box<dyn Read + Send>> {
 /// True when the input (FILE, or stdin redirected from a file) is a
 /// regular file.
 fn is_regular_file(args: &SolveArgs) -> bool {
-    use std::os::fd::AsFd;
     match &args.file {
         Some(p) if p.as_os_str() != "-" => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
-        _ => std::io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(std::fs::File::from)
-            .and_then(|f| f.metadata())
-            .is_ok_and(|m| m.is_file()),
+        _ => is_regular(std::io::stdin()),
     }
+}
+
+/// True when `fd` (stdin, stdout) is open on a regular file.
+fn is_regular(fd: impl std::os::fd::AsFd) -> bool {
+    fd.as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+        .is_ok_and(|m| m.is_file())
 }
 
 /// The input of a run without `--box`, and the sized run to make instead
@@ -1469,13 +1472,7 @@ impl Summary {
 
 impl Printer {
     fn new(args: &SolveArgs, window: usize, counts: Arc<Counts>, say: Say) -> Printer {
-        use std::os::fd::AsFd;
-        let to_file = std::io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(std::fs::File::from)
-            .and_then(|f| f.metadata())
-            .is_ok_and(|m| m.is_file());
+        let to_file = is_regular(std::io::stdout());
         Printer {
             format: args.format,
             output: args.output,

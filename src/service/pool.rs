@@ -618,16 +618,25 @@ mod tests {
 
     /// Waits until `log` has `n` entries.
     fn wait_for(log: &Log, n: usize) -> Vec<(&'static str, u32)> {
+        within_5s(|| {
+            let seen = log.lock().unwrap().clone();
+            match seen.len() >= n {
+                true => Ok(seen),
+                false => Err(format!("only {seen:?} ran")),
+            }
+        })
+    }
+
+    /// What `check` gives once it gives it, checked every millisecond;
+    /// after 5 s the test fails with its last complaint.
+    fn within_5s<T>(mut check: impl FnMut() -> Result<T, String>) -> T {
         let started = Instant::now();
         loop {
-            let seen = log.lock().unwrap().clone();
-            if seen.len() >= n {
-                return seen;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(5),
-                "only {seen:?} ran"
-            );
+            let complaint = match check() {
+                Ok(value) => return value,
+                Err(complaint) => complaint,
+            };
+            assert!(started.elapsed() < Duration::from_secs(5), "{complaint}");
             std::thread::sleep(Duration::from_millis(1));
         }
     }
@@ -823,14 +832,12 @@ mod tests {
 
     /// Waits until `threads` threads of `pool` wait for a task.
     fn wait_until_idle(pool: &Pool, threads: usize) {
-        let started = Instant::now();
-        while pool.inner.as_ref().unwrap().lock().idle < threads {
-            assert!(
-                started.elapsed() < Duration::from_secs(5),
-                "the threads did not go idle"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        within_5s(
+            || match pool.inner.as_ref().unwrap().lock().idle >= threads {
+                true => Ok(()),
+                false => Err("the threads did not go idle".to_string()),
+            },
+        );
     }
 
     #[test]
@@ -908,14 +915,10 @@ mod tests {
         for gate in gates {
             gate.send(()).unwrap();
         }
-        let started = Instant::now();
-        while inner.upgrade().is_some() {
-            assert!(
-                started.elapsed() < Duration::from_secs(5),
-                "the threads did not end"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        within_5s(|| match inner.upgrade() {
+            None => Ok(()),
+            Some(_) => Err("the threads did not end".to_string()),
+        });
         assert!(log.lock().unwrap().is_empty(), "queued tasks never ran");
     }
 
