@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{CLASSIC, CLASSIC_SOLVED, TestServer};
+use crate::support::{CLASSIC, CLASSIC_SOLVED, SETTLE, TestServer};
 use sudoku_grpc::puzzle::Grid;
 
 fn sudoku(args: &[&str], stdin: &str) -> Output {
@@ -268,7 +268,7 @@ async fn health_command() {
 /// reads its answer, and only then closes stdin. An answer that waited for
 /// the end of the input would hang here instead.
 fn answers_before_the_input_ends(args: &[&str], puzzle: &str, solved: &str) {
-    use std::io::{BufRead, BufReader};
+    use std::io::BufReader;
     let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
         .args(args)
         .stdin(Stdio::piped())
@@ -279,9 +279,8 @@ fn answers_before_the_input_ends(args: &[&str], puzzle: &str, solved: &str) {
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{puzzle}").unwrap();
     stdin.flush().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut answer = String::new();
-    stdout.read_line(&mut answer).unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (answer, _stdout) = crate::support::tools::read_line_within(stdout, SETTLE);
     assert_eq!(answer.trim_end(), solved);
     drop(stdin);
     let out = child.wait_with_output().unwrap();
@@ -598,7 +597,7 @@ async fn a_server_that_dies_mid_run_is_exit_2_with_the_count_answered() {
 }
 
 async fn server_dies_mid_run(args: &[&str], puzzle: &str, solved: &str) {
-    use std::io::{BufRead, BufReader, Read};
+    use std::io::{BufReader, Read};
     let server = crate::support::BinaryServer::spawn(&[]).await;
     let url = server.url();
     let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
@@ -611,9 +610,8 @@ async fn server_dies_mid_run(args: &[&str], puzzle: &str, solved: &str) {
         .expect("the sudoku binary runs");
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{puzzle}").unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut answer = String::new();
-    stdout.read_line(&mut answer).unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (answer, _stdout) = crate::support::tools::read_line_within(stdout, SETTLE);
     assert_eq!(answer.trim_end(), solved, "{args:?}");
     let killed = Command::new("kill")
         .args(["-KILL", &server.pid().to_string()])

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::support::{CLASSIC, TestServer};
+use crate::support::{CLASSIC, SETTLE, TestServer};
 use sudoku_grpc::pb::{self, Outcome, sudoku_service_client::SudokuServiceClient};
 use tonic::Request;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -171,8 +171,10 @@ fn a_flooding_connection_does_not_starve_another() {
             "probes failed under the flood: {failures:#?}"
         );
         let (_, slowest_check) = median_max(&mut checks);
+        // Answered, not starved: the time is printed above; the bound only
+        // tells a starved check from a slow machine.
         assert!(
-            slowest_check < Duration::from_secs(1),
+            slowest_check < SETTLE / 2,
             "a health check took {slowest_check:?}"
         );
 
@@ -192,7 +194,7 @@ fn a_flooding_connection_does_not_starve_another() {
                 break;
             }
             assert!(
-                left.elapsed() < Duration::from_secs(5),
+                left.elapsed() < SETTLE,
                 "the server went on solving after the flooding client left"
             );
             tokio::time::sleep(Duration::from_millis(1)).await;

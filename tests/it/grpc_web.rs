@@ -25,7 +25,7 @@ use tonic::codegen::http::{self, HeaderMap, Method, Request, StatusCode, Version
 use tonic_types::StatusExt;
 
 use crate::support::{
-    BinaryServer, CLASSIC, CLASSIC_SOLVED, TestServer, data_set, free_port, http_get,
+    BinaryServer, CLASSIC, CLASSIC_SOLVED, SETTLE, TestServer, data_set, free_port, http_get,
 };
 
 const SOLVE: &str = "/sudoku.v1.SudokuService/Solve";
@@ -749,13 +749,7 @@ async fn the_connection_cap_counts_http1_connections() {
     // One closes: a new HTTP/1.1 client is served.
     drop(held.pop());
     let g = server.gauges.clone();
-    assert!(
-        eventually(Duration::from_secs(2), || g
-            .connections_open
-            .load(Ordering::Relaxed)
-            <= 15)
-        .await
-    );
+    assert!(eventually(SETTLE, || g.connections_open.load(Ordering::Relaxed) <= 15).await);
     let answer = web_call(server.addr, SOLVE, &solve_request(CLASSIC), false, None).await;
     assert_eq!(answer.status().code(), Code::Ok);
 }
@@ -849,19 +843,16 @@ async fn solve_stream_stops_at_its_deadline_and_when_its_client_leaves() {
     };
     assert_eq!(end.code(), Code::DeadlineExceeded, "{end:?}");
     let took = started.elapsed();
-    assert!(
-        eventually(Duration::from_millis(500), idle).await,
-        "solving goes on"
-    );
+    assert!(eventually(SETTLE, idle).await, "solving goes on");
     println!("SolveStream, 50 ms deadline: DEADLINE_EXCEEDED after {took:?}, {answered} results");
-    assert!(took < Duration::from_millis(500), "{took:?}");
+    assert!(took < SETTLE, "{took:?}");
 
     let mut stream = client.solve_stream(hard_work()).await.unwrap().into_inner();
     stream.next().await.expect("a first result").unwrap();
     drop(stream);
     let left = Instant::now();
     assert!(
-        eventually(Duration::from_secs(1), idle).await,
+        eventually(SETTLE, idle).await,
         "solving goes on after the client left"
     );
     println!(

@@ -258,3 +258,23 @@ pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<String> {
         ))),
     }
 }
+
+/// Reads one line from `reader` (a child's stdout) on a thread of its own,
+/// and fails the test if none comes within `limit`, where a plain
+/// `read_line` would hang the suite. Gives the reader back.
+pub fn read_line_within<R>(mut reader: R, limit: Duration) -> (String, R)
+where
+    R: std::io::BufRead + Send + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = reader.read_line(&mut line);
+        let _ = tx.send((read, line, reader));
+    });
+    match rx.recv_timeout(limit) {
+        Ok((Ok(_), line, reader)) => (line, reader),
+        Ok((Err(e), ..)) => panic!("reading a line: {e}"),
+        Err(_) => panic!("no line within {limit:?}"),
+    }
+}
