@@ -35,7 +35,9 @@ const MEMORY: &str = "Memory";
     name = "sudoku-server",
     version,
     about = "gRPC server that solves Sudoku (sudoku.v1.SudokuService, health, reflection)",
-    after_help = "Log levels come from RUST_LOG (default: info), e.g. RUST_LOG=sudoku_grpc=debug."
+    after_help = "Every flag can also be set by the environment variable shown with it. Log levels \
+                  come from RUST_LOG (default: info), e.g. RUST_LOG=sudoku_grpc=debug. What clients \
+                  see at each limit: README.md, Limits; running the server: docs/operations.md."
 )]
 pub struct Config {
     /// Address to listen on, for gRPC and gRPC-Web alike (plaintext unless
