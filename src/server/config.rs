@@ -532,9 +532,10 @@ mod tests {
         for arg in Config::command().get_arguments() {
             let id = arg.get_id().as_str();
             if id != "help" && id != "version" {
+                let flag = arg.get_long().unwrap_or(id);
                 assert!(
                     arg.get_help_heading().is_some(),
-                    "--{id} has no help heading"
+                    "--{flag} has no help heading"
                 );
             }
         }
