@@ -13,11 +13,21 @@ pub use crate::telemetry::LogFormat;
 /// Whether the solver threads are pinned to cores (`--pin-solvers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PinSolvers {
-    /// One a core when they are as many as the cores the process may use.
+    /// One core each, when there is a solving thread per core the server may use.
     Auto,
-    /// Placed by the kernel.
+    /// Left to the operating system.
     Off,
 }
+
+// The headings `sudoku-server --help` groups its flags under: each flag
+// names its own in an `#[arg(help_heading = ...)]` line (a test checks).
+const NETWORK: &str = "Network";
+const TLS: &str = "TLS";
+const TELEMETRY: &str = "Telemetry";
+const SCHEDULING: &str = "Scheduling";
+const LIMITS: &str = "Limits";
+const CONNECTIONS: &str = "Connections";
+const MEMORY: &str = "Memory";
 
 /// Settings of `sudoku-server`.
 #[derive(Debug, Clone, Parser)]
@@ -25,139 +35,152 @@ pub enum PinSolvers {
     name = "sudoku-server",
     version,
     about = "gRPC server that solves Sudoku (sudoku.v1.SudokuService, health, reflection)",
-    after_help = "Log levels come from RUST_LOG (default: info), e.g. RUST_LOG=sudoku_grpc=debug."
+    after_help = "Every flag can also be set by the environment variable shown with it. Log levels \
+                  come from RUST_LOG (default: info), e.g. RUST_LOG=sudoku_grpc=debug. What clients \
+                  see at each limit: README.md, Limits; running the server: docs/operations.md."
 )]
 pub struct Config {
-    /// Address to listen on: gRPC over HTTP/2 (plaintext h2c), and
-    /// gRPC-Web over HTTP/1.1 or HTTP/2, on the same port.
+    /// Address to listen on, for gRPC and gRPC-Web alike (plaintext unless
+    /// --tls-cert is set).
+    #[arg(help_heading = NETWORK)]
     #[arg(long, env = "SUDOKU_LISTEN", default_value = "127.0.0.1:50051")]
     pub listen: SocketAddr,
 
-    /// PEM certificate chain for TLS; with --tls-key, the server speaks TLS
-    /// (HTTP/2 over TLS, ALPN h2) instead of plaintext h2c.
+    /// PEM certificate chain: with --tls-key, serve over TLS instead of
+    /// plaintext. Off by default.
+    #[arg(help_heading = TLS)]
     #[arg(long, env = "SUDOKU_TLS_CERT", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
 
     /// PEM private key for --tls-cert.
+    #[arg(help_heading = TLS)]
     #[arg(long, env = "SUDOKU_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
 
-    /// PEM CA certificates: when set, clients must present a certificate
-    /// signed by one of them (mutual TLS).
+    /// PEM CA certificates: clients must present a certificate signed by
+    /// one of them (mutual TLS). Off by default.
+    #[arg(help_heading = TLS)]
     #[arg(long, env = "SUDOKU_TLS_CLIENT_CA", requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
 
-    /// An origin whose pages may call the service through gRPC-Web, as a
-    /// browser writes it (`https://app.example.com`, `http://localhost:8080`):
-    /// repeat the flag or separate origins with commas. None by default: no
-    /// CORS headers are sent, so browsers refuse calls from pages on other
-    /// origins.
+    /// A web origin whose pages may call the service through gRPC-Web
+    /// (`https://app.example.com`); repeat the flag or separate origins with
+    /// commas. None by default: browsers refuse calls from other origins.
+    #[arg(help_heading = NETWORK)]
     #[arg(long = "cors-origin", env = "SUDOKU_CORS_ORIGIN", value_delimiter = ',',
           value_parser = parse_origin)]
     pub cors_origins: Vec<String>,
 
-    /// Do not serve the web page (GET / and its two assets, built from
-    /// web/ into the binary) on the gRPC port: every request then goes to
-    /// gRPC-Web and gRPC.
+    /// Do not serve the web page at `/` (served by default on the gRPC port).
+    #[arg(help_heading = NETWORK)]
     #[arg(long, env = "SUDOKU_NO_WEB_PAGE")]
     pub no_web_page: bool,
 
-    /// Address to serve Prometheus metrics on (GET /metrics); off when unset.
+    /// Address to serve Prometheus metrics on (`GET /metrics`). Off by default.
+    #[arg(help_heading = TELEMETRY)]
     #[arg(long, env = "SUDOKU_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
 
-    /// Log format.
+    /// Format of the log lines on stderr; the level comes from RUST_LOG.
+    #[arg(help_heading = TELEMETRY)]
     #[arg(long, env = "SUDOKU_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// OTLP/gRPC endpoint to export traces to (`http://collector:4317`);
-    /// off when unset, and then OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
-    /// OTEL_EXPORTER_OTLP_ENDPOINT is used if set. OTEL_SERVICE_NAME,
-    /// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG are honoured; see
-    /// docs/tracing.md.
+    /// OpenTelemetry collector to send traces to (`http://collector:4317`).
+    /// Unset, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT
+    /// is used if set, else tracing is off. OTEL_SERVICE_NAME and
+    /// OTEL_TRACES_SAMPLER(_ARG) are honoured (docs/tracing.md).
+    #[arg(help_heading = TELEMETRY)]
     #[arg(long, env = "SUDOKU_OTLP_ENDPOINT", value_parser = parse_endpoint)]
     pub otlp_endpoint: Option<String>,
 
-    /// Solver threads, which run batch messages and the searches of unary
-    /// calls that outlive their inline budget; the async runtime, which
-    /// does the I/O, gets as many threads. 0 = one per core.
+    /// Threads that solve puzzles; as many more serve the network. 0 = one
+    /// per core.
+    #[arg(help_heading = SCHEDULING)]
     #[arg(long, env = "SUDOKU_WORKERS", default_value_t = 0)]
     pub workers: usize,
 
-    /// Nice value added to the solver threads (0-19; 0 keeps the process's
-    /// priority), so the runtime's threads get a core at once when a call
-    /// arrives while every core is solving. In a container it ranks only
-    /// the server's own threads; on a host shared with other busy
-    /// processes it also yields to them.
+    /// How much lower the solving threads' priority is (0-19; 0 = the same as
+    /// the server's), so new calls are answered while every core is solving.
+    #[arg(help_heading = SCHEDULING)]
     #[arg(long, env = "SUDOKU_SOLVER_NICE", default_value_t = 19,
           value_parser = clap::value_parser!(i32).range(0..=19))]
     pub solver_nice: i32,
 
-    /// Pin each solver thread to a core of its own: `auto` does when the
-    /// solver threads are as many as the cores the process may run on (its
-    /// CPU affinity, as a cpuset gives it), `off` leaves them to the
-    /// kernel. Unpinned, threads woken together when work arrives were
-    /// often queued on one core while another stayed idle for a scheduler
-    /// tick. Pinned, a thread whose core is busy with another process
-    /// waits for it, so `off` suits a host shared with busy processes.
+    /// Pin each solving thread to a core of its own: `auto` does when there
+    /// is one such thread per core the server may use; `off` leaves them to
+    /// the operating system, which suits a host shared with busy programs.
+    #[arg(help_heading = SCHEDULING)]
     #[arg(long, env = "SUDOKU_PIN_SOLVERS", value_enum, default_value = "auto")]
     pub pin_solvers: PinSolvers,
 
-    /// Search nodes a unary call solves at once on the thread that read
-    /// it; most puzzles need fewer, and the rest of a longer search runs on
-    /// a solver thread.
+    /// Search nodes a unary call is solved for as soon as it arrives; most
+    /// puzzles need fewer, and longer searches continue on a solving thread.
+    #[arg(help_heading = SCHEDULING)]
     #[arg(long, env = "SUDOKU_INLINE_NODES", default_value_t = 20)]
     pub inline_nodes: u64,
 
-    /// Work budget per puzzle, in search nodes: past it the answer is
-    /// OUTCOME_WORK_LIMIT_REACHED. Bounds the work of calls that set no deadline.
+    /// Search nodes one puzzle may take: past them the answer is
+    /// OUTCOME_WORK_LIMIT_REACHED. Bounds calls that set no deadline.
+    #[arg(help_heading = LIMITS)]
     #[arg(long, env = "SUDOKU_MAX_NODES", default_value_t = 5_000_000)]
     pub max_nodes: u64,
 
-    /// Search nodes solved between checks of the deadline and of the
-    /// client leaving; smaller stops sooner, larger is cheaper.
+    /// Search nodes between checks for a passed deadline or a cancelled
+    /// call: smaller stops sooner, larger costs less.
+    #[arg(help_heading = SCHEDULING)]
     #[arg(long, env = "SUDOKU_SLICE_NODES", default_value_t = 500)]
     pub slice_nodes: u64,
 
-    /// Unary calls and batch messages being solved at once, server-wide.
-    /// Past it, Solve fails fast with RESOURCE_EXHAUSTED and SolveBatch
-    /// streams wait (flow control pushes back on their senders).
+    /// Unary calls and batch messages solved at once, server-wide. Past it,
+    /// Solve fails at once with RESOURCE_EXHAUSTED (clients should back off)
+    /// and streams wait.
+    #[arg(help_heading = LIMITS)]
     #[arg(long, env = "SUDOKU_MAX_IN_FLIGHT", default_value_t = 4_096)]
     pub max_in_flight: usize,
 
-    /// Request messages of one SolveBatch stream being solved at once; more
-    /// are not read from the stream until one finishes.
+    /// Messages of one SolveBatch stream solved at once; the stream waits
+    /// for one to finish before more are read.
+    #[arg(help_heading = LIMITS)]
     #[arg(long, env = "SUDOKU_STREAM_WINDOW", default_value_t = 16)]
     pub stream_window: usize,
 
-    /// Items allowed in one SolveBatch request message.
+    /// Puzzles in one SolveBatch message or SolveStream request; more fail
+    /// with RESOURCE_EXHAUSTED.
+    #[arg(help_heading = LIMITS)]
     #[arg(long, env = "SUDOKU_MAX_BATCH_ITEMS", default_value_t = 1_024)]
     pub max_batch_items: usize,
 
-    /// Largest request message accepted, in bytes (after decompression);
-    /// a larger one fails the call with OUT_OF_RANGE.
+    /// Largest request message, in bytes after decompression; a larger one
+    /// fails the call with OUT_OF_RANGE.
+    #[arg(help_heading = LIMITS)]
     #[arg(long, env = "SUDOKU_MAX_MESSAGE_BYTES", default_value_t = 1 << 20)]
     pub max_message_bytes: usize,
 
-    /// HTTP/2 streams (calls) allowed at once on one connection.
+    /// Calls open at once on one connection; more wait for a free one.
+    #[arg(help_heading = LIMITS)]
     #[arg(long, env = "SUDOKU_MAX_CONCURRENT_STREAMS", default_value_t = 256)]
     pub max_concurrent_streams: u32,
 
-    /// Interval between HTTP/2 keepalive pings, in seconds; 0 = off.
+    /// Seconds between keepalive pings on a connection; 0 = no pings.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_KEEPALIVE_INTERVAL_SECS", default_value_t = 60)]
     pub keepalive_interval_secs: u64,
 
-    /// How long to wait for a keepalive ping's answer before closing, in seconds.
+    /// Seconds to wait for a keepalive ping's answer before closing the
+    /// connection.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_KEEPALIVE_TIMEOUT_SECS", default_value_t = 20)]
     pub keepalive_timeout_secs: u64,
 
-    /// Close connections older than this, in seconds (GOAWAY, so clients
-    /// rebalance across instances); 0 = never.
+    /// Ask clients to reconnect once a connection is this many seconds old,
+    /// so load spreads over new instances; 0 = never.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_MAX_CONNECTION_AGE_SECS", default_value_t = 0)]
     pub max_connection_age_secs: u64,
 
-    /// After max connection age, how long calls in flight may take to finish,
-    /// in seconds.
+    /// Seconds the calls on a connection past its age get to finish.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(
         long,
         env = "SUDOKU_MAX_CONNECTION_AGE_GRACE_SECS",
@@ -165,80 +188,76 @@ pub struct Config {
     )]
     pub max_connection_age_grace_secs: u64,
 
-    /// On SIGTERM/SIGINT, how long calls in flight may take to finish before
-    /// they are cut and the process exits, in milliseconds.
+    /// On SIGTERM or SIGINT, milliseconds the calls in flight get to finish
+    /// before the server exits.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_DRAIN_TIMEOUT_MS", default_value_t = 10_000)]
     pub drain_timeout_ms: u64,
 
-    // Connections that never speak, or speak too slowly: the listen queue,
-    // the handshake and header deadlines, and the cap on connections.
-    /// Connections the kernel may queue for accept (listen(2)'s backlog;
-    /// the kernel caps it at net.core.somaxconn). Past it, new connects
-    /// wait for SYN retransmits, a second or more each.
+    /// New connections the operating system may queue until the server
+    /// accepts them (net.core.somaxconn caps it); more wait and retry.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_LISTEN_BACKLOG", default_value_t = 1_024,
           value_parser = clap::value_parser!(u32).range(1..=65_535))]
     pub listen_backlog: u32,
 
-    /// How long a new connection may take, from accept, to finish its
-    /// handshake (TLS, then the HTTP/2 preface and first SETTINGS frame),
-    /// in milliseconds; past it the connection is closed.
+    /// Milliseconds a new connection gets to finish its set-up (TLS, then
+    /// HTTP/2) before it is closed.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_HANDSHAKE_TIMEOUT_MS", default_value_t = 10_000,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
 
-    /// How long a client may take to send one request's headers (an HTTP/2
-    /// header block, from its first byte to END_HEADERS; on the metrics
-    /// port, an HTTP/1.1 request head), in milliseconds; past it the
-    /// connection is closed.
+    /// Milliseconds a client gets to finish sending a request's headers
+    /// once it starts (on the metrics port too) before the connection is
+    /// closed.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub header_read_timeout_ms: u64,
 
-    /// gRPC connections open at once, lowered to what the open-file limit
-    /// allows. A quarter of them (at least 16) may be still in their
-    /// handshake; past that the oldest such connection is closed to make
-    /// room. At the cap, a new connection is refused at once (with a
-    /// GOAWAY, REFUSED_STREAM: calls fail with UNAVAILABLE).
+    /// Connections open at once, lowered to fit the open-file limit; a
+    /// quarter of them may be still setting up (the oldest is closed to
+    /// make room). At the cap, new connections are refused and their calls
+    /// fail with UNAVAILABLE.
+    #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_MAX_CONNECTIONS", default_value_t = 1_024,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
 
-    // --- Sharing the solver threads between connections ---
-    /// How long, in microseconds, a search or batch message runs on a
-    /// solver thread while other work waits, before it yields to the next
-    /// connection's (connections with work take turns). Smaller lets other
-    /// connections in sooner; larger switches less.
+    /// Microseconds one connection's work runs while another's waits,
+    /// before they take turns: smaller lets others in sooner.
+    #[arg(help_heading = SCHEDULING)]
     #[arg(long, env = "SUDOKU_QUANTUM_US", default_value_t = 2_000)]
     pub quantum_us: u64,
 
-    // --- Memory a client can pin: HTTP/2 windows and the request budget ---
-    /// HTTP/2 receive window of each stream, in bytes: request bytes a
-    /// client may send on one call before the server reads them.
+    /// Request bytes a client may send on one call before the server reads
+    /// them (the HTTP/2 stream window).
+    #[arg(help_heading = MEMORY)]
     #[arg(long, env = "SUDOKU_HTTP2_STREAM_WINDOW", default_value_t = 64 << 10)]
     pub http2_stream_window: u32,
 
-    /// HTTP/2 receive window of each connection, in bytes: request bytes a
-    /// client may send on all its calls together before the server reads
-    /// them.
+    /// Request bytes a client may send on all its calls on one connection
+    /// before the server reads them (the HTTP/2 connection window).
+    #[arg(help_heading = MEMORY)]
     #[arg(long, env = "SUDOKU_HTTP2_CONNECTION_WINDOW", default_value_t = 1 << 20)]
     pub http2_connection_window: u32,
 
-    /// Response bytes queued per stream for a client that does not read,
-    /// beyond what its flow-control window lets through.
+    /// Response bytes held for each call of a client that does not read
+    /// them; then the call waits.
+    #[arg(help_heading = MEMORY)]
     #[arg(long, env = "SUDOKU_HTTP2_SEND_BUFFER", default_value_t = 64 << 10)]
     pub http2_send_buffer: usize,
 
-    /// Request bytes the server holds at once, server-wide: half for
-    /// messages being received, half for SolveBatch messages waiting or
-    /// being solved (and their responses). Past it, reading requests
-    /// waits and HTTP/2 flow control stops the senders.
+    /// Request bytes the server holds at once, server-wide; past it the
+    /// server reads requests more slowly and senders wait.
+    #[arg(help_heading = MEMORY)]
     #[arg(long, env = "SUDOKU_MAX_BUFFERED_REQUEST_BYTES", default_value_t = 64 << 20)]
     pub max_buffered_request_bytes: usize,
 
-    /// Request bytes one connection may have the server hold at once, in
-    /// the same two halves; must be at least 4 x --max-message-bytes (a
-    /// compressed message may need its wire size and its decompressed size
-    /// in the receive half).
+    /// Request bytes the server holds at once for one connection; at least 4
+    /// x --max-message-bytes.
+    #[arg(help_heading = MEMORY)]
     #[arg(long, env = "SUDOKU_CONNECTION_BUFFER_BYTES", default_value_t = 4 << 20)]
     pub connection_buffer_bytes: usize,
 }
@@ -505,6 +524,21 @@ mod tests {
                 .unwrap_err()
                 .contains("--http2-connection-window")
         );
+    }
+
+    #[test]
+    fn every_flag_is_under_a_help_heading() {
+        use clap::CommandFactory;
+        for arg in Config::command().get_arguments() {
+            let id = arg.get_id().as_str();
+            if id != "help" && id != "version" {
+                let flag = arg.get_long().unwrap_or(id);
+                assert!(
+                    arg.get_help_heading().is_some(),
+                    "--{flag} has no help heading"
+                );
+            }
+        }
     }
 
     #[test]
