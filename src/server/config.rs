@@ -230,13 +230,15 @@ pub struct Config {
 
     /// Request bytes the server holds at once, server-wide: half for
     /// messages being received, half for SolveBatch messages waiting or
-    /// being solved (and their responses). Past it, reading requests
-    /// waits and HTTP/2 flow control stops the senders.
+    /// being solved and for answers not yet sent. Past it, reading requests
+    /// waits and HTTP/2 flow control stops the senders; a unary call finding
+    /// no room for its answer is shed.
     #[arg(long, env = "SUDOKU_MAX_BUFFERED_REQUEST_BYTES", default_value_t = 64 << 20)]
     pub max_buffered_request_bytes: usize,
 
     /// Request bytes one connection may have the server hold at once, in
-    /// the same two halves; must be at least 4 x --max-message-bytes (a
+    /// the same two halves (a connection whose answers wait unread makes
+    /// its next calls wait); must be at least 4 x --max-message-bytes (a
     /// compressed message may need its wire size and its decompressed size
     /// in the receive half).
     #[arg(long, env = "SUDOKU_CONNECTION_BUFFER_BYTES", default_value_t = 4 << 20)]
