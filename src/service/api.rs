@@ -724,7 +724,9 @@ mod tests {
                 puzzle: Some(grid.clone()),
                 current: Some(grid),
             };
+            let asked = msg.encoded_len();
             let (answer, held) = validate(msg, &share).await;
+            eprintln!("{side}x{side} ones: {asked} bytes asked, {held} answered");
             let pairs = (3 * side * side * (side - 1) / 2) as u32;
             assert_eq!(answer.conflict_count, pairs, "{side}x{side}");
             assert_eq!(answer.current_conflict_count, pairs, "{side}x{side}");

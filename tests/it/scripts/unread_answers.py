@@ -1,7 +1,8 @@
 """A client that asks for large answers and never reads them, for
 tests/it/memory.rs: Validate calls of a 64x64 grid with a 1 in every cell,
 as the puzzle and as the player's grid (an 8 KB request whose conflicts,
-listed in full, ran to 12 MB).
+listed in full, ran to 12 MB); with --side 9, of a 9x9 grid of ones (170
+bytes, whose answer ran to 24 KB).
 
 Modes:
 
@@ -54,10 +55,12 @@ def field(tag, payload):
     return bytes([tag]) + varint(len(payload)) + payload
 
 
-def request_frame():
-    """A gRPC-framed ValidateRequest: a 64x64 grid of ones, twice."""
-    cells = field(0x12, b"\x01" * 4096)  # Grid.cells, packed
-    grid = cells + b"\x18\x08" + b"\x20\x08"  # box_rows 8, box_cols 8
+def request_frame(side):
+    """A gRPC-framed ValidateRequest: a grid of ones (64x64 or 9x9), twice."""
+    cells = field(0x12, b"\x01" * (side * side))  # Grid.cells, packed
+    grid = cells
+    if side == 64:
+        grid += b"\x18\x08" + b"\x20\x08"  # box_rows 8, box_cols 8
     msg = field(0x0A, grid) + field(0x12, grid)  # puzzle, current
     return struct.pack(">BI", 0, len(msg)) + msg
 
@@ -253,12 +256,13 @@ def main():
     p.add_argument("--calls", type=int, default=256)
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--hold", type=float, default=1.0)
+    p.add_argument("--side", type=int, choices=[9, 64], default=64)
     args = p.parse_args()
     host, port = args.target.rsplit(":", 1)
     if host not in ("127.0.0.1", "localhost"):
         sys.exit("refusing a target off the loopback: %s" % host)
     args.host, args.port = "127.0.0.1", int(port)
-    args.frame = request_frame()
+    args.frame = request_frame(args.side)
 
     sel = selectors.DefaultSelector()
     conns = []
