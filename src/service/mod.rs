@@ -11,7 +11,7 @@
 //! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends; SolveStream on top of it |
 //! | `generate.rs` | Generate orchestration: puzzles made in parallel, sent in order, stopped when the client leaves |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |
-//! | `budget.rs` | request bytes held at once: the server-wide budget and each connection's share |
+//! | `budget.rs` | request bytes and unary answers held at once: the server-wide budget and each connection's share |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
 
 use std::sync::Arc;
