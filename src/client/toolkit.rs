@@ -239,8 +239,12 @@ fn json_conflicts(v: &[pb::Conflict]) -> String {
     format!("[{}]", items.join(","))
 }
 
-fn text_conflicts(v: &[pb::Conflict]) -> String {
-    v.iter()
+/// The listed conflicts, and how many more the server counted (it lists the
+/// first 64).
+fn text_conflicts(v: &[pb::Conflict], total: u32) -> String {
+    let more = (total as usize).saturating_sub(v.len());
+    let listed = v
+        .iter()
         .map(|c| {
             format!(
                 "{} and {} both hold {} in {}",
@@ -251,7 +255,11 @@ fn text_conflicts(v: &[pb::Conflict]) -> String {
             )
         })
         .collect::<Vec<_>>()
-        .join("; ")
+        .join("; ");
+    match more {
+        0 => listed,
+        n => format!("{listed}; and {n} more"),
+    }
 }
 
 /// The puzzles of `file` (stdin for none or "-"), read on a thread of
@@ -392,19 +400,21 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
             let text = match output {
                 Output::Jsonl => {
                     let mut s = format!(
-                        "{{\"line\":{line},\"solvable\":{},\"unique\":{},\"search_complete\":{},\"conflicts\":{},\"no_candidate_cells\":{}",
+                        "{{\"line\":{line},\"solvable\":{},\"unique\":{},\"search_complete\":{},\"conflicts\":{},\"conflict_count\":{},\"no_candidate_cells\":{}",
                         r.solvable,
                         r.unique,
                         r.search_complete,
                         json_conflicts(&r.conflicts),
+                        r.conflict_count,
                         json_u32s(&r.no_candidate_cells)
                     );
                     if r.solution.is_some() {
                         s.push_str(&format!(",\"solution\":\"{}\"", grid_text(r.solution.as_ref())));
                     }
                     s.push_str(&format!(
-                        ",\"current_conflicts\":{},\"wrong_cells\":{}}}",
+                        ",\"current_conflicts\":{},\"current_conflict_count\":{},\"wrong_cells\":{}}}",
                         json_conflicts(&r.current_conflicts),
+                        r.current_conflict_count,
                         json_u32s(&r.wrong_cells)
                     ));
                     s
@@ -412,7 +422,10 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
                 Output::Text => {
                     let mut s = format!("line {line}: {verdict}");
                     if !r.conflicts.is_empty() {
-                        s.push_str(&format!("; conflicts: {}", text_conflicts(&r.conflicts)));
+                        s.push_str(&format!(
+                            "; conflicts: {}",
+                            text_conflicts(&r.conflicts, r.conflict_count)
+                        ));
                     }
                     if !r.no_candidate_cells.is_empty() {
                         let cells: Vec<_> = r.no_candidate_cells.iter().map(|&c| rc(c)).collect();
@@ -421,7 +434,7 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
                     if !r.current_conflicts.is_empty() {
                         s.push_str(&format!(
                             "; current conflicts: {}",
-                            text_conflicts(&r.current_conflicts)
+                            text_conflicts(&r.current_conflicts, r.current_conflict_count)
                         ));
                     }
                     if !r.wrong_cells.is_empty() {

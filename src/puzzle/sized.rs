@@ -156,6 +156,10 @@ pub struct At {
     pub col: usize,
 }
 
+/// Two cells of one unit holding the same value: the unit's kind and
+/// index, the earlier cell, the later one, and the value.
+pub type SizedConflict = (UnitKind, usize, At, At, u8);
+
 impl At {
     fn of(shape: Shape, index: usize) -> At {
         At {
@@ -453,34 +457,55 @@ impl SizedGrid {
         Ok(())
     }
 
-    /// Every pair of cells of one unit holding the same value: rows, then
-    /// columns, then boxes, as (kind, unit, first, second, value).
-    pub fn conflicts(&self) -> Vec<(UnitKind, usize, At, At, u8)> {
+    /// The pairs of cells of one unit holding the same value: the first
+    /// `max` listed (rows, then columns, then boxes, each by unit and then by
+    /// cell) as (kind, unit, first, second, value), and all of them counted.
+    /// The count comes from each unit's tally of values (k cells of one value
+    /// make k(k-1)/2 pairs) and the listing stops at `max`, so the work is a
+    /// few scans of the grid however many pairs it holds (a 64x64 grid of one
+    /// value everywhere has 387,072).
+    pub fn conflicts(&self, max: usize) -> (Vec<SizedConflict>, u32) {
         let n = self.shape.side();
         let mut found = Vec::new();
+        let mut total = 0u32;
+        let mut cells = Vec::with_capacity(n);
+        let mut tally = vec![0u32; n + 1];
         for kind in UnitKind::ALL {
             for unit in 0..n {
-                let cells: Vec<usize> = self.shape.unit_cells(kind, unit).collect();
-                for (a, &i) in cells.iter().enumerate() {
+                cells.clear();
+                cells.extend(self.shape.unit_cells(kind, unit));
+                tally.fill(0);
+                for &i in &cells {
+                    if let Some(t) = tally.get_mut(usize::from(self.cells[i])) {
+                        *t += 1;
+                    }
+                }
+                let pairs: u32 = tally[1..]
+                    .iter()
+                    .map(|&k| k * k.saturating_sub(1) / 2)
+                    .sum();
+                total += pairs;
+                if pairs == 0 || found.len() >= max {
+                    continue;
+                }
+                'unit: for (a, &i) in cells.iter().enumerate() {
                     let v = self.cells[i];
                     if v == 0 || usize::from(v) > n {
                         continue;
                     }
                     for &j in &cells[a + 1..] {
-                        if self.cells[j] == v {
-                            found.push((
-                                kind,
-                                unit,
-                                At::of(self.shape, i),
-                                At::of(self.shape, j),
-                                v,
-                            ));
+                        if self.cells[j] != v {
+                            continue;
                         }
+                        if found.len() == max {
+                            break 'unit;
+                        }
+                        found.push((kind, unit, At::of(self.shape, i), At::of(self.shape, j), v));
                     }
                 }
             }
         }
-        found
+        (found, total)
     }
 
     /// True when every row, column and box holds each of 1..=N exactly
@@ -622,7 +647,14 @@ mod tests {
         assert!(!bad.is_valid_solution());
         let e = bad.check_givens().unwrap_err();
         assert!(e.to_string().contains("in row 0"), "{e}");
-        assert!(!bad.conflicts().is_empty());
+        let (listed, total) = bad.conflicts(usize::MAX);
+        assert!(!listed.is_empty());
+        assert_eq!(total as usize, listed.len());
+        let ones = SizedGrid::from_cells(Shape::new(8, 8).unwrap(), &[1; 64 * 64]).unwrap();
+        let (first, total) = ones.conflicts(64);
+        // 192 units of 64 cells: 2,016 pairs each.
+        assert_eq!((first.len(), total), (64, 192 * 2016));
+        assert_eq!(first[..], ones.conflicts(usize::MAX).0[..64]);
         let blank = SizedGrid::empty(shape);
         assert!(blank.is_kept_by(&solved));
         assert!(!blank.is_valid_solution());

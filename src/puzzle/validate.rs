@@ -30,38 +30,80 @@ fn unit_cells(kind: usize, index: usize) -> [usize; 9] {
     })
 }
 
-/// Every pair of cells that share a unit and hold the same digit: rows
-/// first, then columns, then boxes, each by unit and then by cell. A pair
-/// that shares a row and a box is listed for each. Values above 9 are not
-/// digits and are not compared.
-pub fn conflicts(grid: &Grid) -> Vec<Conflict> {
-    let mut found = Vec::new();
+/// The conflicts of a grid: the first ones listed, and how many there are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Conflicts {
+    /// The first conflicts, in the order [`conflicts`] lists them.
+    pub first: Vec<Conflict>,
+    /// Every conflict of the grid, counted (listed or not).
+    pub total: u32,
+}
+
+/// The pairs of cells that share a unit and hold the same digit: the first
+/// `max` listed (rows first, then columns, then boxes, each by unit and then
+/// by cell; a pair that shares a row and a box is listed for each), and all
+/// of them counted. Values above 9 are not digits and are not compared.
+///
+/// The count comes from each unit's tally of digits (k cells of one digit
+/// make k(k-1)/2 pairs), and the listing stops at `max`: the work is a scan
+/// of the grid, however many pairs it holds.
+pub fn conflicts(grid: &Grid, max: usize) -> Conflicts {
+    let mut found = Conflicts::default();
     for kind in 0..3 {
         for index in 0..9 {
             let cells = unit_cells(kind, index);
-            for (a, &i) in cells.iter().enumerate() {
-                let d = grid.0[i];
-                if !(1..=9).contains(&d) {
-                    continue;
+            let mut tally = [0u32; 10];
+            for &i in &cells {
+                if let Some(t) = tally.get_mut(usize::from(grid.0[i])) {
+                    *t += 1;
                 }
-                for &j in &cells[a + 1..] {
-                    if grid.0[j] == d {
-                        found.push(Conflict {
-                            first: Cell(i.min(j)),
-                            second: Cell(i.max(j)),
-                            unit: match kind {
-                                0 => Unit::Row(index),
-                                1 => Unit::Column(index),
-                                _ => Unit::Box(index),
-                            },
-                            digit: d,
-                        });
-                    }
-                }
+            }
+            found.total += tally[1..]
+                .iter()
+                .map(|&k| k * k.saturating_sub(1) / 2)
+                .sum::<u32>();
+            if found.first.len() < max && tally[1..].iter().any(|&k| k > 1) {
+                list_unit(grid, kind, index, &cells, max, &mut found.first);
             }
         }
     }
     found
+}
+
+/// Lists the pairs of unit `index` of `kind` (its `cells`) into `found`,
+/// until it holds `max`.
+fn list_unit(
+    grid: &Grid,
+    kind: usize,
+    index: usize,
+    cells: &[usize; 9],
+    max: usize,
+    found: &mut Vec<Conflict>,
+) {
+    for (a, &i) in cells.iter().enumerate() {
+        let d = grid.0[i];
+        if !(1..=9).contains(&d) {
+            continue;
+        }
+        for &j in &cells[a + 1..] {
+            if grid.0[j] != d {
+                continue;
+            }
+            if found.len() == max {
+                return;
+            }
+            found.push(Conflict {
+                first: Cell(i.min(j)),
+                second: Cell(i.max(j)),
+                unit: match kind {
+                    0 => Unit::Row(index),
+                    1 => Unit::Column(index),
+                    _ => Unit::Box(index),
+                },
+                digit: d,
+            });
+        }
+    }
 }
 
 /// The blank cells whose row, column and box hold all nine digits between
@@ -112,7 +154,7 @@ mod tests {
     #[test]
     fn a_legal_puzzle_has_no_conflicts_and_every_cell_has_a_candidate() {
         let g = Grid::from_text(CLASSIC).unwrap();
-        assert!(conflicts(&g).is_empty());
+        assert_eq!(conflicts(&g, usize::MAX), Conflicts::default());
         assert!(cells_without_candidates(&g).is_empty());
     }
 
@@ -122,9 +164,10 @@ mod tests {
         g.0[0] = 4;
         g.0[1] = 4;
         g.0[80] = 4;
-        let found = conflicts(&g);
+        let found = conflicts(&g, usize::MAX);
+        assert_eq!(found.total, 2);
         assert_eq!(
-            found,
+            found.first,
             vec![
                 Conflict {
                     first: Cell(0),
@@ -156,16 +199,17 @@ mod tests {
             for _ in 0..(round % 30) {
                 g.0[(next() % 81) as usize] = (next() % 10) as u8;
             }
-            let found = conflicts(&g);
+            let found = conflicts(&g, usize::MAX);
+            assert_eq!(found.total as usize, found.first.len(), "{g}");
             match g.check_givens() {
-                Ok(()) => assert!(found.is_empty(), "{g}"),
+                Ok(()) => assert!(found.first.is_empty(), "{g}"),
                 Err(crate::puzzle::GridError::Conflict {
                     unit,
                     first,
                     second,
                     digit,
                 }) => assert!(
-                    found.contains(&Conflict {
+                    found.first.contains(&Conflict {
                         first,
                         second,
                         unit,
@@ -175,7 +219,34 @@ mod tests {
                 ),
                 Err(e) => panic!("{e}"),
             }
+            // A shorter listing is the start of the full one.
+            let few = conflicts(&g, 3);
+            assert_eq!(few.total, found.total, "{g}");
+            assert_eq!(
+                few.first[..],
+                found.first[..found.first.len().min(3)],
+                "{g}"
+            );
         }
+    }
+
+    #[test]
+    fn a_grid_of_ones_counts_every_pair_and_lists_the_first() {
+        let g = Grid([1; CELLS]);
+        let found = conflicts(&g, 64);
+        // 27 units of 9 cells: 36 pairs each.
+        assert_eq!(found.total, 27 * 36);
+        assert_eq!(found.first.len(), 64);
+        assert_eq!(found.first[..], conflicts(&g, usize::MAX).first[..64]);
+        assert_eq!(
+            found.first[0],
+            Conflict {
+                first: Cell(0),
+                second: Cell(1),
+                unit: Unit::Row(0),
+                digit: 1
+            }
+        );
     }
 
     #[test]

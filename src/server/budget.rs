@@ -20,6 +20,14 @@
 //! body is dropped: that is when tonic frees its buffers. A message that
 //! claims more than `--max-message-bytes` fails the call at once with
 //! OUT_OF_RANGE, as tonic answers it.
+//!
+//! The answers go the other way: a unary handler charges its answer to the
+//! same share ([`AnswerCharge`], in the messages pool) before it makes it,
+//! and [`AnswerHeld`] keeps that charge in the response body until hyper
+//! drops the body, which it does once it has handed the last bytes to
+//! HTTP/2 (a client that does not read leaves the body unfinished, and the
+//! charge held). The streams charge their responses themselves
+//! (`service/stream.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,7 +35,7 @@ use std::task::{Context, Poll, ready};
 
 use hyper::body::{Body, Bytes, Frame, SizeHint};
 
-use crate::service::{Charge, Purpose, Share};
+use crate::service::{AnswerCharge, Charge, Purpose, Share};
 
 /// The error type of [`Metered`]: the inner body's, or a `tonic::Status`,
 /// which tonic's decoder finds in it and answers as it is.
@@ -158,6 +166,41 @@ where
             None => self.inner.size_hint(),
             Some(_) => SizeHint::default(),
         }
+    }
+}
+
+/// A response body that holds its answer's charge until it is dropped.
+pub(super) struct AnswerHeld {
+    inner: tonic::body::Body,
+    _charge: AnswerCharge,
+}
+
+impl AnswerHeld {
+    pub(super) fn new(inner: tonic::body::Body, charge: AnswerCharge) -> AnswerHeld {
+        AnswerHeld {
+            inner,
+            _charge: charge,
+        }
+    }
+}
+
+impl Body for AnswerHeld {
+    type Data = Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, tonic::Status>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -356,6 +399,20 @@ mod tests {
         let mut b = metered(vec![wire], &share, 8000);
         next_len(&mut b).await;
         assert_eq!(share.available(Purpose::Buffers), (32 << 10) - 8010 - 10);
+    }
+
+    #[tokio::test]
+    async fn an_answer_holds_its_charge_until_its_body_is_dropped() {
+        use http_body_util::BodyExt as _;
+        let share = Budget::new(1 << 20, 64 << 10).share();
+        let charge = AnswerCharge::new(share.try_charge(Purpose::Messages, 1000).unwrap());
+        let answer = http_body_util::Full::new(Bytes::from_static(b"answer"));
+        let mut body = AnswerHeld::new(tonic::body::Body::new(answer), charge);
+        let frame = body.frame().await.unwrap().unwrap();
+        assert_eq!(frame.into_data().unwrap(), "answer");
+        assert_eq!(share.available(Purpose::Messages), (32 << 10) - 1000);
+        drop(body);
+        assert_eq!(share.available(Purpose::Messages), 32 << 10);
     }
 
     #[tokio::test]

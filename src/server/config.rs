@@ -249,14 +249,18 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_HTTP2_SEND_BUFFER", default_value_t = 64 << 10)]
     pub http2_send_buffer: usize,
 
-    /// Request bytes the server holds at once, server-wide; past it the
-    /// server reads requests more slowly and senders wait.
+    /// Request bytes the server holds at once, server-wide: half for
+    /// messages being received, half for messages being solved and answers
+    /// not yet sent. Past it, reading requests waits (senders stall) and a
+    /// unary call with no room for its answer is shed.
     #[arg(help_heading = MEMORY)]
     #[arg(long, env = "SUDOKU_MAX_BUFFERED_REQUEST_BYTES", default_value_t = 64 << 20)]
     pub max_buffered_request_bytes: usize,
 
-    /// Request bytes the server holds at once for one connection; at least 4
-    /// x --max-message-bytes.
+    /// Request and answer bytes one connection may have the server hold at
+    /// once, in the same two halves: a connection that leaves its answers
+    /// unread makes only its own next calls wait. At least 4 x
+    /// --max-message-bytes.
     #[arg(help_heading = MEMORY)]
     #[arg(long, env = "SUDOKU_CONNECTION_BUFFER_BYTES", default_value_t = 4 << 20)]
     pub connection_buffer_bytes: usize,

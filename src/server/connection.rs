@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use futures::TryFutureExt as _;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
@@ -17,14 +18,13 @@ use tokio_util::task::TaskTracker;
 
 use super::Edge;
 use super::admission::Ticket;
+use super::budget::AnswerHeld;
 use super::budget::Metered;
 use super::cors::{Cors, Origins};
 use super::deadlines::Deadlines;
 use super::grpc_web::GrpcWeb;
 use super::web_page::WebPage;
-use crate::service::{
-    SOLVE_BATCH_PATH, SOLVE_PATH, SOLVE_STREAM_PATH, Share, Tenant, VALIDATE_PATH,
-};
+use crate::service::{AnswerCharge, SERVICE_PATH_PREFIX, Share, Tenant};
 
 /// How old a connection must be before a drain sends it GOAWAY (see
 /// `Connection::serve`).
@@ -161,7 +161,8 @@ impl Connection {
 
 /// The routes as one connection sees them: every request is tagged with
 /// the connection's [`Tenant`], and its body is charged to the connection's
-/// [`Share`] of the request budget ([`Metered`]) before it is routed.
+/// [`Share`] of the request budget ([`Metered`]) before it is routed; an
+/// answer's charge is held by its response body ([`hold_answer`]).
 #[derive(Clone)]
 struct PerConnection {
     routes: Edge,
@@ -175,11 +176,14 @@ type Charged<B> = tonic::codegen::http::Request<Metered<B>>;
 
 impl<B> tonic::codegen::Service<tonic::codegen::http::Request<B>> for PerConnection
 where
-    Edge: tonic::codegen::Service<Charged<B>>,
+    Edge: tonic::codegen::Service<Charged<B>, Response = Answered>,
 {
-    type Response = <Edge as tonic::codegen::Service<Charged<B>>>::Response;
+    type Response = Answered;
     type Error = <Edge as tonic::codegen::Service<Charged<B>>>::Error;
-    type Future = <Edge as tonic::codegen::Service<Charged<B>>>::Future;
+    type Future = futures::future::MapOk<
+        <Edge as tonic::codegen::Service<Charged<B>>>::Future,
+        fn(Answered) -> Answered,
+    >;
 
     fn poll_ready(
         &mut self,
@@ -191,20 +195,34 @@ where
     fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(self.tenant);
-        // Only the streams' handlers charge the messages they hold, and
-        // Solve and Validate the solvers of grids other than 9x9 they keep
-        // paused; the other routes are spared the extension's allocation.
-        if matches!(
-            parts.uri.path(),
-            SOLVE_BATCH_PATH | SOLVE_STREAM_PATH | SOLVE_PATH | VALIDATE_PATH
-        ) {
+        // Only the service's handlers charge what they hold (messages,
+        // paused solvers, answers); health and reflection, whose answers
+        // are small and fixed, are spared the extension's allocation.
+        if parts.uri.path().starts_with(SERVICE_PATH_PREFIX) {
             parts.extensions.insert(self.share.clone());
         }
         let body = Metered::new(body, self.share.clone(), self.max_message);
         self.routes
             .call(tonic::codegen::http::Request::from_parts(parts, body))
+            .map_ok(hold_answer as fn(Answered) -> Answered)
     }
 }
+
+/// A response whose handler charged its answer to the connection's share
+/// ([`AnswerCharge`]): the charge moves from its extensions into its body,
+/// which holds it until hyper drops the body, after handing its last bytes
+/// to HTTP/2. Until then an unread answer (an unpolled body keeps the
+/// unencoded message; hyper keeps a polled chunk until the stream has send
+/// capacity for it) counts against the connection that does not read.
+fn hold_answer(mut response: Answered) -> Answered {
+    match response.extensions_mut().remove::<AnswerCharge>() {
+        None => response,
+        Some(charge) => response.map(|body| tonic::body::Body::new(AnswerHeld::new(body, charge))),
+    }
+}
+
+/// A response as the routes give it.
+type Answered = tonic::codegen::http::Response<tonic::body::Body>;
 
 /// How long a closed connection's socket keeps reading what the client
 /// still sends, at most.

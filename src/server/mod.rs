@@ -18,7 +18,7 @@
 //! | `web_page.rs` | the web page at `/` (web/dist/, embedded), in front of gRPC-Web |
 //! | `tls.rs` | the TLS acceptor (mutual TLS with a client CA) |
 //! | `health.rs` | health that turns NOT_SERVING on drain, and reflection |
-//! | `budget.rs` | the request body wrapper that charges received messages to the connection's share |
+//! | `budget.rs` | the body wrappers that charge received messages, and hold unary answers, in the connection's share |
 
 use std::future::Future;
 use std::net::SocketAddr;

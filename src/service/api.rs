@@ -7,19 +7,21 @@ use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use futures::{FutureExt, StreamExt};
+use prost::Message as _;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
-use super::budget::{Charge, Purpose, Share};
+use super::budget::{AnswerCharge, Charge, Purpose, Share};
 use super::convert::{
-    AnyGrid, Form, Job, SizedJob, cells_to_pb, conflicts_to_pb, deadline_of, parse_any,
-    parse_candidates, parse_generate, parse_grid, parse_limit, rating_to_pb, read_any, read_grid,
-    sized_conflicts_to_pb, sized_stuck_cells, step_to_pb,
+    AnyGrid, Form, HINT_ANSWER_BYTES, Job, MAX_LISTED_CONFLICTS, RATE_ANSWER_BYTES, SizedJob,
+    cells_to_pb, conflicts_to_pb, deadline_of, parse_any, parse_candidates, parse_generate,
+    parse_grid, parse_limit, rating_to_pb, read_any, read_grid, sized_conflicts_to_pb,
+    sized_stuck_cells, step_to_pb, validate_answer_bound,
 };
 use super::generate::GenerateStream;
 use super::schedule::count_failure;
 use super::status::{Failure, Wrong, violation, violation_of};
-use super::stream::{BatchStream, SolveStream};
+use super::stream::{ANSWER_OVER_GRID_BYTES, BatchStream, SolveStream};
 use super::{Sudoku, Tenant};
 use crate::logic::{self, Candidates};
 use crate::pb::{self, sudoku_service_server::SudokuService};
@@ -112,15 +114,17 @@ impl Sudoku {
                 }
             },
         };
-        let conflicts = sized_conflicts_to_pb(&puzzle);
-        let stuck = sized_stuck_cells(&puzzle);
-        let mut response = pb::ValidateResponse {
-            no_candidate_cells: stuck.clone(),
-            search_complete: true,
-            ..Default::default()
-        };
+        // A scan is a few passes over the grid, but a grid of 4,096 cells
+        // is worth a solver thread: the scans run there, under a permit and
+        // in the connection's turn, as the search after them does.
+        let (puzzle, current, mut response) = self
+            .on_pool(tenant, deadline, move || {
+                let scanned = scan_sized(&puzzle, current.as_ref());
+                (puzzle, current, scanned)
+            })
+            .await?;
         let mut solution = None;
-        if conflicts.is_empty() && stuck.is_empty() {
+        if response.conflict_count == 0 && response.no_candidate_cells.is_empty() {
             let _permit = self
                 .shared
                 .permits
@@ -147,20 +151,15 @@ impl Sudoku {
                 _ => {}
             }
         }
-        response.conflicts = conflicts;
-        if let Some(current) = current {
-            response.current_conflicts = sized_conflicts_to_pb(&current);
-            response.current_no_candidate_cells = sized_stuck_cells(&current);
-            if let Some(solution) = solution {
-                response.wrong_cells = current
-                    .values()
-                    .iter()
-                    .zip(solution.values())
-                    .enumerate()
-                    .filter(|&(_, (&v, &s))| v != 0 && v != s)
-                    .map(|(i, _)| i as u32)
-                    .collect();
-            }
+        if let (Some(current), Some(solution)) = (current, solution) {
+            response.wrong_cells = current
+                .values()
+                .iter()
+                .zip(solution.values())
+                .enumerate()
+                .filter(|&(_, (&v, &s))| v != 0 && v != s)
+                .map(|(i, _)| i as u32)
+                .collect();
         }
         Ok(response)
     }
@@ -216,16 +215,19 @@ impl Sudoku {
                 Some(current)
             }
         };
-        let conflicts = validate::conflicts(&puzzle);
+        // 81 cells: the scans cost what the parse did, here on the thread
+        // that read the request.
+        let conflicts = validate::conflicts(&puzzle, MAX_LISTED_CONFLICTS);
         let stuck = validate::cells_without_candidates(&puzzle);
         let mut response = pb::ValidateResponse {
-            conflicts: conflicts_to_pb(&conflicts),
+            conflicts: conflicts_to_pb(&conflicts.first),
+            conflict_count: conflicts.total,
             no_candidate_cells: cells_to_pb(&stuck),
             search_complete: true,
             ..Default::default()
         };
         let mut solution = None;
-        if conflicts.is_empty() && stuck.is_empty() {
+        if conflicts.total == 0 && stuck.is_empty() {
             let _permit = self
                 .shared
                 .permits
@@ -252,7 +254,9 @@ impl Sudoku {
             }
         }
         if let Some(current) = current {
-            response.current_conflicts = conflicts_to_pb(&validate::conflicts(&current));
+            let conflicts = validate::conflicts(&current, MAX_LISTED_CONFLICTS);
+            response.current_conflicts = conflicts_to_pb(&conflicts.first);
+            response.current_conflict_count = conflicts.total;
             response.current_no_candidate_cells =
                 cells_to_pb(&validate::cells_without_candidates(&current));
             if let Some((solution, _)) = solution {
@@ -372,38 +376,56 @@ impl Sudoku {
     }
 
     /// Answers a unary call with `answer` in its `span` ([`traces::call_span`]):
-    /// its log line, a panic kept inside the call, and the failure's status.
-    async fn unary<T>(
+    /// its log line, a panic kept inside the call, the failure's status, and
+    /// the answer's bytes charged to its connection (see [`Room`]).
+    async fn unary<T: prost::Message>(
         &self,
         span: tracing::Span,
+        room: Room<'_>,
         answer: impl std::future::Future<Output = Result<T, Failure>>,
     ) -> Result<Response<T>, Status> {
-        self.unary_counted(span, answer, |_| ()).await
+        self.unary_counted(span, room, answer, |_| ()).await
     }
 
     /// [`Self::unary`], with `on_failure` told of a failure (a panic
     /// included) before it becomes the call's status.
-    async fn unary_counted<T>(
+    async fn unary_counted<T: prost::Message>(
         &self,
         span: tracing::Span,
+        room: Room<'_>,
         answer: impl std::future::Future<Output = Result<T, Failure>>,
         on_failure: impl FnOnce(&Failure),
     ) -> Result<Response<T>, Status> {
         let started = Instant::now();
-        let result = AssertUnwindSafe(answer)
+        let charged = async {
+            // Before the work: a connection whose answers wait unread makes
+            // no more of them until the client reads.
+            let charge = room.charge().await?;
+            Ok((answer.await?, charge))
+        };
+        let result = AssertUnwindSafe(charged)
             .catch_unwind()
             .instrument(span.clone())
             .await
             .unwrap_or(Err(Failure::Panicked));
         let _enter = span.enter();
         match result {
-            Ok(reply) => {
+            Ok((reply, charge)) => {
                 traces::record_code(&span, tonic::Code::Ok);
                 tracing::debug!(
                     elapsed_us = started.elapsed().as_micros() as u64,
                     "call done"
                 );
-                Ok(Response::new(reply))
+                let mut response = Response::new(reply);
+                if let Some(mut charge) = charge {
+                    let bytes = response.get_ref().encoded_len();
+                    charge.shrink_to(bytes);
+                    // The bound is meant to hold (the tests check it); past
+                    // it, the answer holds what it can get.
+                    let _ = charge.try_grow_to(bytes);
+                    response.extensions_mut().insert(AnswerCharge::new(charge));
+                }
+                Ok(response)
             }
             Err(failure) => {
                 on_failure(&failure);
@@ -420,6 +442,33 @@ impl Sudoku {
     }
 }
 
+/// Where a unary answer's bytes are charged: the connection's `share`
+/// (none: not charged), `bound` bytes from before the answer is made, until
+/// the server has handed it to HTTP/2 ([`AnswerCharge`]). The charge waits
+/// for the connection's own share, up to the call's `deadline`; a server
+/// budget without the bytes sheds the call.
+struct Room<'a> {
+    share: Option<&'a Share>,
+    bound: usize,
+    deadline: Option<Instant>,
+}
+
+impl Room<'_> {
+    async fn charge(&self) -> Result<Option<Charge>, Failure> {
+        let Some(share) = self.share else {
+            return Ok(None);
+        };
+        let charge = share.charge_or_shed(Purpose::Messages, self.bound);
+        let charge = match self.deadline {
+            None => charge.await,
+            Some(d) => tokio::time::timeout_at(d.into(), charge)
+                .await
+                .map_err(|_| Failure::DeadlineExceeded)?,
+        };
+        charge.map(Some).ok_or(Failure::Overloaded)
+    }
+}
+
 #[tonic::async_trait]
 impl SudokuService for Sudoku {
     async fn solve(
@@ -430,6 +479,11 @@ impl SudokuService for Sudoku {
         let tenant = tenant_of(&request);
         let span = traces::call_span("Solve", request.metadata());
         let share = request.extensions().get::<Share>();
+        let room = Room {
+            share,
+            bound: request.get_ref().encoded_len() + ANSWER_OVER_GRID_BYTES,
+            deadline,
+        };
         let answer = async {
             let solution = self
                 .solve_unary(request.get_ref(), deadline, tenant, share)
@@ -439,7 +493,7 @@ impl SudokuService for Sudoku {
                 solution: Some(solution),
             })
         };
-        self.unary_counted(span, answer, |failure| {
+        self.unary_counted(span, room, answer, |failure| {
             count_failure(&self.shared.gauges, failure)
         })
         .await
@@ -451,8 +505,14 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::ValidateResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
         let share = request.extensions().get::<Share>();
+        let room = Room {
+            share,
+            bound: validate_answer_bound(request.get_ref()),
+            deadline,
+        };
         self.unary(
             traces::call_span("Validate", request.metadata()),
+            room,
             self.validate_unary(request.get_ref(), deadline, tenant, share),
         )
         .await
@@ -464,8 +524,13 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::HintResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
         let span = traces::call_span("Hint", request.metadata());
-        self.unary(span, self.hint_unary(request.get_ref(), deadline, tenant))
-            .await
+        let room = Room {
+            share: request.extensions().get::<Share>(),
+            bound: HINT_ANSWER_BYTES,
+            deadline,
+        };
+        let answer = self.hint_unary(request.get_ref(), deadline, tenant);
+        self.unary(span, room, answer).await
     }
 
     async fn rate(
@@ -474,8 +539,13 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::RateResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
         let span = traces::call_span("Rate", request.metadata());
-        self.unary(span, self.rate_unary(request.get_ref(), deadline, tenant))
-            .await
+        let room = Room {
+            share: request.extensions().get::<Share>(),
+            bound: RATE_ANSWER_BYTES,
+            deadline,
+        };
+        let answer = self.rate_unary(request.get_ref(), deadline, tenant);
+        self.unary(span, room, answer).await
     }
 
     type GenerateStream = GenerateStream;
@@ -554,6 +624,26 @@ fn sized_charge(share: Option<&Share>, grid: &SizedGrid) -> Result<Option<Charge
         .ok_or(Failure::Overloaded)
 }
 
+/// Validate's scans of a sized `puzzle` (and the player's `current` grid):
+/// its first conflicts and their count, and the blank cells left without a
+/// candidate; the search's fields are left for the caller.
+fn scan_sized(puzzle: &SizedGrid, current: Option<&SizedGrid>) -> pb::ValidateResponse {
+    let (conflicts, conflict_count) = sized_conflicts_to_pb(puzzle);
+    let mut response = pb::ValidateResponse {
+        conflicts,
+        conflict_count,
+        no_candidate_cells: sized_stuck_cells(puzzle),
+        search_complete: true,
+        ..Default::default()
+    };
+    if let Some(current) = current {
+        (response.current_conflicts, response.current_conflict_count) =
+            sized_conflicts_to_pb(current);
+        response.current_no_candidate_cells = sized_stuck_cells(current);
+    }
+    response
+}
+
 /// Records a unary search's answer on `span`: its outcome and the work it
 /// took.
 pub(super) fn record_solution(span: &tracing::Span, solution: &pb::Solution) {
@@ -586,4 +676,124 @@ fn tenant_of<T>(request: &Request<T>) -> Tenant {
         .get::<Tenant>()
         .copied()
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::{Budget, Limits};
+    use tokio_util::sync::CancellationToken;
+
+    const CLASSIC: &str =
+        "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
+
+    fn service() -> Sudoku {
+        let limits = Limits::on_the_calling_thread(1_000_000);
+        Sudoku::new(limits, CancellationToken::new()).unwrap()
+    }
+
+    /// Validates `msg` on a connection of `share`: the answer, and what it
+    /// holds of the share.
+    async fn validate(msg: pb::ValidateRequest, share: &Share) -> (pb::ValidateResponse, usize) {
+        let bound = validate_answer_bound(&msg);
+        let mut request = Request::new(msg);
+        request.extensions_mut().insert(share.clone());
+        let response = service().validate(request).await.unwrap();
+        let held = response.extensions().get::<AnswerCharge>().unwrap().bytes();
+        let answer = response.into_inner();
+        assert!(
+            answer.encoded_len() <= bound,
+            "{} > {bound}",
+            answer.encoded_len()
+        );
+        (answer, held)
+    }
+
+    #[tokio::test]
+    async fn a_grid_of_ones_lists_64_conflicts_and_counts_them_all() {
+        let share = Budget::new(64 << 20, 16 << 20).share();
+        let pool = share.available(Purpose::Messages);
+        for (side, boxes) in [(9, 0), (16, 4), (64, 8)] {
+            let grid = pb::Grid {
+                cells: vec![1; side * side],
+                box_rows: boxes,
+                box_cols: boxes,
+                ..Default::default()
+            };
+            let msg = pb::ValidateRequest {
+                puzzle: Some(grid.clone()),
+                current: Some(grid),
+            };
+            let asked = msg.encoded_len();
+            let (answer, held) = validate(msg, &share).await;
+            eprintln!("{side}x{side} ones: {asked} bytes asked, {held} answered");
+            let pairs = (3 * side * side * (side - 1) / 2) as u32;
+            assert_eq!(answer.conflict_count, pairs, "{side}x{side}");
+            assert_eq!(answer.current_conflict_count, pairs, "{side}x{side}");
+            assert_eq!(answer.conflicts.len(), MAX_LISTED_CONFLICTS);
+            assert_eq!(answer.current_conflicts.len(), MAX_LISTED_CONFLICTS);
+            assert!(!answer.solvable);
+            // The answer held its encoded size until it was dropped (with
+            // the response's extensions).
+            assert_eq!(held, answer.encoded_len());
+            assert!(held < 3 << 10, "{side}x{side}: {held} bytes");
+            assert_eq!(share.available(Purpose::Messages), pool);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_player_grid_answer_stays_within_its_bound() {
+        let share = Budget::new(64 << 20, 16 << 20).share();
+        let mut current = CLASSIC.as_bytes().to_vec();
+        // Wrong digits in every blank of the first rows.
+        for (i, c) in current.iter_mut().enumerate().take(27) {
+            if *c == b'.' {
+                *c = b'1' + (i % 9) as u8;
+            }
+        }
+        let text = |t: &[u8]| pb::Grid {
+            text: String::from_utf8(t.to_vec()).unwrap(),
+            ..Default::default()
+        };
+        let msg = pb::ValidateRequest {
+            puzzle: Some(text(CLASSIC.as_bytes())),
+            current: Some(text(&current)),
+        };
+        let (answer, held) = validate(msg, &share).await;
+        assert!(answer.unique);
+        assert!(answer.current_conflict_count > 0);
+        assert!(!answer.wrong_cells.is_empty());
+        assert_eq!(held, answer.encoded_len());
+    }
+
+    #[tokio::test]
+    async fn an_answer_waits_for_the_connections_unread_answers() {
+        // One pool of the share holds 16 KB: less than two 64x64 bounds.
+        let share = Budget::new(1 << 20, 32 << 10).share();
+        let hog = share.try_charge(Purpose::Messages, 12 << 10).unwrap();
+        let msg = pb::ValidateRequest {
+            puzzle: Some(pb::Grid {
+                cells: vec![0; 64 * 64],
+                box_rows: 8,
+                box_cols: 8,
+                ..Default::default()
+            }),
+            current: None,
+        };
+        let mut request = Request::new(msg.clone());
+        request.extensions_mut().insert(share.clone());
+        request.set_timeout(std::time::Duration::from_millis(100));
+        let deadline = deadline_of(request.metadata());
+        let svc = service();
+        let room = Room {
+            share: Some(&share),
+            bound: validate_answer_bound(&msg),
+            deadline,
+        };
+        let answer = svc.validate_unary(&msg, deadline, Tenant::default(), Some(&share));
+        let status = svc.unary(tracing::Span::none(), room, answer).await;
+        assert_eq!(status.unwrap_err().code(), tonic::Code::DeadlineExceeded);
+        drop(hog);
+        assert_eq!(share.available(Purpose::Messages), 16 << 10);
+    }
 }

@@ -11,7 +11,10 @@
 //!   rest of the request, so a request body is charged the largest message
 //!   it has carried until it ends (the server's body wrapper does this).
 //! - [`Purpose::Messages`]: decoded SolveBatch messages in a stream's window or
-//!   being solved, then their responses until HTTP/2 has taken their bytes.
+//!   being solved, then their responses until HTTP/2 has taken their bytes;
+//!   the solvers of paused searches of large grids; and every unary answer,
+//!   from before it is made until HTTP/2 has taken its bytes
+//!   ([`AnswerCharge`]).
 //!
 //! Two pools, not one, so that the buffers of open streams can never take
 //! what their own decoded messages need to make progress: a stream that
@@ -31,7 +34,8 @@ use tokio::sync::Semaphore;
 pub enum Purpose {
     /// Request messages being received, in tonic's buffers.
     Buffers,
-    /// Decoded SolveBatch messages and their responses.
+    /// Decoded SolveBatch messages and their responses, paused solvers,
+    /// unary answers.
     Messages,
 }
 
@@ -155,6 +159,29 @@ impl Share {
         self.charged(purpose, n as usize)
     }
 
+    /// `bytes` of the `purpose` pool, waiting until the connection's own
+    /// share has them free (a connection that leaves what it holds unread
+    /// stalls only itself), then taking them from the server's budget if it
+    /// has them now: `None` when it has not, and the caller sheds its call
+    /// rather than wait on other connections. `bytes` is capped at
+    /// [`Share::capacity`].
+    pub async fn charge_or_shed(&self, purpose: Purpose, bytes: usize) -> Option<Charge> {
+        let n = permits(bytes.min(self.capacity()));
+        if n > 0 {
+            let mine = self.0.semaphore(purpose).acquire_many(n).await.ok()?;
+            let server = self
+                .0
+                .budget
+                .0
+                .semaphore(purpose)
+                .try_acquire_many(n)
+                .ok()?;
+            mine.forget();
+            server.forget();
+        }
+        Some(self.charged(purpose, n as usize))
+    }
+
     fn charged(&self, purpose: Purpose, bytes: usize) -> Charge {
         Charge {
             share: self.clone(),
@@ -227,6 +254,29 @@ impl Drop for Charge {
     }
 }
 
+/// What a unary answer holds of its connection's share: a [`Charge`] taken
+/// before the answer is made (its bound) and shrunk to the answer's encoded
+/// size once made. The handler puts it in the response's extensions; the
+/// server moves it into the response body, which releases it when dropped,
+/// once its last byte has been handed to HTTP/2 (`server/budget.rs`). A
+/// response that no server takes it from (the fuzzing hook's) releases it
+/// with its extensions. Shared, as extensions must be `Clone`: the bytes are
+/// released when the last holder drops.
+#[derive(Clone, Debug)]
+pub struct AnswerCharge(Arc<Charge>);
+
+impl AnswerCharge {
+    /// `charge`, to travel with a response.
+    pub fn new(charge: Charge) -> AnswerCharge {
+        AnswerCharge(Arc::new(charge))
+    }
+
+    /// The bytes held.
+    pub fn bytes(&self) -> usize {
+        self.0.bytes()
+    }
+}
+
 impl std::fmt::Debug for Charge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Charge")
@@ -289,6 +339,34 @@ mod tests {
         assert_eq!(held.bytes(), 100);
         drop(held);
         assert_eq!(budget.available(Purpose::Buffers), 4096);
+    }
+
+    #[tokio::test]
+    async fn an_answer_waits_for_its_own_share_and_sheds_on_the_servers() {
+        let budget = Budget::new(8 << 10, 4 << 10);
+        let (a, b) = (budget.share(), budget.share());
+        let held = a.try_charge(Purpose::Messages, 2000).unwrap();
+        let waiting = tokio::spawn({
+            let a = a.clone();
+            async move {
+                a.charge_or_shed(Purpose::Messages, 1000)
+                    .await
+                    .map(|c| c.bytes())
+            }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "took more than its own share");
+        drop(held);
+        assert_eq!(waiting.await.unwrap(), Some(1000));
+        // The server's budget, taken by others, is not waited for.
+        let _b = b.try_charge(Purpose::Messages, 2048).unwrap();
+        let _c = budget.share().try_charge(Purpose::Messages, 2048).unwrap();
+        assert!(a.charge_or_shed(Purpose::Messages, 1).await.is_none());
+        assert_eq!(
+            a.available(Purpose::Messages),
+            2048,
+            "a shed charge kept bytes"
+        );
     }
 
     #[tokio::test]

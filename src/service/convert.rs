@@ -20,6 +20,51 @@ use crate::solver::sized::SizedAnswer;
 /// The largest `max_solutions` a caller may ask for.
 pub const MAX_SOLUTIONS_LIMIT: u32 = 1_000_000;
 
+/// Conflicts a Validate answer lists of each grid, at most; it counts the
+/// rest (the proto says so). A grid of one digit everywhere has 972 pairs at
+/// 9x9 and 387,072 at 64x64: listed, they made an 8 KB request's answer 12 MB.
+pub(super) const MAX_LISTED_CONFLICTS: usize = 64;
+
+/// The most one listed conflict takes encoded: two cells of up to 2 bytes,
+/// a unit, a digit, their tags and the entry's framing (17 at 64x64).
+const CONFLICT_BYTES: usize = 20;
+
+/// What a Validate answer adds to its lists and its solution: the two
+/// counts, the flags and the framing of the lists and of the solution.
+const VALIDATE_OVER_LISTS_BYTES: usize = 64;
+
+/// The most a Validate answer to `request` takes encoded: the listed
+/// conflicts of both grids, three lists of cells of up to 2 bytes each (a
+/// grid has at most 4,096 cells), and a solution no longer than the puzzle
+/// (the same form and size). The shape is checked later; a bad one is
+/// answered with an error, so its bound only needs to be a bound.
+pub(super) fn validate_answer_bound(request: &pb::ValidateRequest) -> usize {
+    let side = request
+        .puzzle
+        .as_ref()
+        .map_or(9, |g| match (g.box_rows, g.box_cols) {
+            (0, 0) => 9,
+            (r, c) => (r as usize).saturating_mul(c as usize).min(64),
+        });
+    let puzzle = request
+        .puzzle
+        .as_ref()
+        .map_or(0, prost::Message::encoded_len);
+    2 * MAX_LISTED_CONFLICTS * CONFLICT_BYTES
+        + 3 * 2 * side * side
+        + puzzle
+        + VALIDATE_OVER_LISTS_BYTES
+}
+
+/// The most a Hint answer takes encoded: a 9x9 step places at most 81
+/// digits and eliminates at most 729 candidates (6 bytes each), names at
+/// most 81 cells and 27 units, and explains itself in a sentence.
+pub(super) const HINT_ANSWER_BYTES: usize = 8 << 10;
+
+/// The most a Rate answer takes encoded: a rating counts each technique
+/// once, a few dozen at most.
+pub(super) const RATE_ANSWER_BYTES: usize = 2 << 10;
+
 /// The puzzle a request asked about, validated.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Job {
@@ -363,9 +408,11 @@ pub(super) fn conflicts_to_pb(found: &[Conflict]) -> Vec<pb::Conflict> {
         .collect()
 }
 
-/// The conflicts of a sized grid on the wire.
-pub(super) fn sized_conflicts_to_pb(grid: &SizedGrid) -> Vec<pb::Conflict> {
-    grid.conflicts()
+/// The conflicts of a sized grid on the wire: the first
+/// [`MAX_LISTED_CONFLICTS`], and how many there are.
+pub(super) fn sized_conflicts_to_pb(grid: &SizedGrid) -> (Vec<pb::Conflict>, u32) {
+    let (listed, total) = grid.conflicts(MAX_LISTED_CONFLICTS);
+    let listed = listed
         .into_iter()
         .map(|(kind, unit, first, second, value)| pb::Conflict {
             first: first.index as u32,
@@ -380,7 +427,8 @@ pub(super) fn sized_conflicts_to_pb(grid: &SizedGrid) -> Vec<pb::Conflict> {
             }),
             digit: u32::from(value),
         })
-        .collect()
+        .collect();
+    (listed, total)
 }
 
 /// The blank cells of a sized grid whose row, column and box hold every

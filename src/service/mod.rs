@@ -11,7 +11,7 @@
 //! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends; SolveStream on top of it |
 //! | `generate.rs` | Generate orchestration: puzzles made in parallel, sent in order, stopped when the client leaves |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |
-//! | `budget.rs` | request bytes held at once: the server-wide budget and each connection's share |
+//! | `budget.rs` | request bytes and unary answers held at once: the server-wide budget and each connection's share |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
 
 use std::sync::Arc;
@@ -34,7 +34,7 @@ mod schedule;
 mod status;
 mod stream;
 
-pub use budget::{Budget, Charge, Purpose, Share};
+pub use budget::{AnswerCharge, Budget, Charge, Purpose, Share};
 pub use convert::MAX_SOLUTIONS_LIMIT;
 pub use status::{ERROR_DOMAIN, OVERLOAD_PUSHBACK_MS, message_too_large};
 
@@ -45,21 +45,12 @@ pub use status::{ERROR_DOMAIN, OVERLOAD_PUSHBACK_MS, message_too_large};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Tenant(pub u64);
 
-/// The path of SolveBatch, the one route whose decoded request messages
-/// wait in a window: the server gives its requests the connection's
-/// [`Share`] (other requests need none, and pay nothing for it).
-pub const SOLVE_BATCH_PATH: &str = "/sudoku.v1.SudokuService/SolveBatch";
-
-/// The path of SolveStream, whose items wait in a window as SolveBatch
-/// messages do.
-pub const SOLVE_STREAM_PATH: &str = "/sudoku.v1.SudokuService/SolveStream";
-
-/// The path of Solve, whose searches of grids other than 9x9 hold their
-/// solver in the connection's [`Share`] while paused.
-pub const SOLVE_PATH: &str = "/sudoku.v1.SudokuService/Solve";
-
-/// The path of Validate, which counts solutions as Solve does.
-pub const VALIDATE_PATH: &str = "/sudoku.v1.SudokuService/Validate";
+/// The prefix of the paths of `sudoku.v1.SudokuService`'s calls: the server
+/// gives their requests the connection's [`Share`], which the streams'
+/// handlers charge the messages they hold, the searches of grids other than
+/// 9x9 their paused solvers, and every unary handler its answer (other
+/// routes need none, and pay nothing for it).
+pub const SERVICE_PATH_PREFIX: &str = "/sudoku.v1.SudokuService/";
 
 /// Limits the service applies to every call.
 #[derive(Debug, Clone)]

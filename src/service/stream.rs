@@ -49,7 +49,7 @@ const TONIC_YIELD_THRESHOLD: usize = 32 << 10;
 
 /// What an answer adds to the grid it carries back: the outcome, the count,
 /// the stats and their framing (about 40 bytes at their largest).
-const ANSWER_OVER_GRID_BYTES: usize = 64;
+pub(super) const ANSWER_OVER_GRID_BYTES: usize = 64;
 
 /// What a request message is charged while it waits and is solved: enough
 /// for it and for its response. A solution is as long as its puzzle (same

@@ -206,3 +206,103 @@ fn a_flooding_connection_does_not_starve_another() {
     });
     drop(server);
 }
+
+/// Validate calls of a 64x64 grid of ones, as the puzzle and as the
+/// player's grid (8 KB): every unit holds 2,016 conflicting pairs. Listed in
+/// full, on the async runtime's threads, each took most of a second of a
+/// core and made a 12 MB answer.
+fn ones_64x64() -> pb::ValidateRequest {
+    let grid = pb::Grid {
+        cells: vec![1; 64 * 64],
+        box_rows: 8,
+        box_cols: 8,
+        ..Default::default()
+    };
+    pb::ValidateRequest {
+        puzzle: Some(grid.clone()),
+        current: Some(grid),
+    }
+}
+
+/// Validate calls the flooding connection keeps in flight.
+const VALIDATE_FLOOD: usize = 8;
+/// Easy Solve probes from another connection, 50 ms apart.
+const SOLVE_PROBES: usize = 40;
+
+/// One connection keeps 8 Validate calls of a 64x64 grid of ones in flight
+/// (each task sends its next call when the last is answered) while another
+/// connection makes easy Solve calls against the real server binary: their
+/// 95th percentile must stay under 50 ms. Before Validate's listing was
+/// capped and its scans of large grids moved to the solver threads, the
+/// probes' median was 1.9 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_validate_calls_do_not_slow_another_connections_solve() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+    let server = crate::support::BinaryServer::spawn(&[]).await;
+    let flood_channel = server.channel().await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let answered = Arc::new(AtomicUsize::new(0));
+    let mut flood = tokio::task::JoinSet::new();
+    for _ in 0..VALIDATE_FLOOD {
+        // A client that reads what it is sent, however large.
+        let mut client =
+            SudokuServiceClient::new(flood_channel.clone()).max_decoding_message_size(64 << 20);
+        let (stop, answered) = (stop.clone(), answered.clone());
+        flood.spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let call = client.validate(ones_64x64());
+                match tokio::time::timeout(Duration::from_secs(30), call).await {
+                    Ok(Ok(_)) => answered.fetch_add(1, Ordering::Relaxed),
+                    Ok(Err(status)) => panic!("a flood Validate failed: {status:?}"),
+                    Err(_) => panic!("a flood Validate took over 30 s"),
+                };
+            }
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let mut probe = SudokuServiceClient::new(server.channel().await);
+    let mut times = Vec::with_capacity(SOLVE_PROBES);
+    let answered_before = answered.load(Ordering::Relaxed);
+    for i in 0..SOLVE_PROBES {
+        let t = Instant::now();
+        let call = probe.solve(solve_req(CLASSIC));
+        let answer = tokio::time::timeout(Duration::from_secs(10), call).await;
+        let took = t.elapsed();
+        match answer {
+            Ok(Ok(r)) => {
+                let outcome = r.into_inner().solution.map(|s| s.outcome());
+                assert_eq!(outcome, Some(Outcome::Solved), "probe {i}");
+            }
+            Ok(Err(status)) => panic!("probe {i} failed during the flood: {status:?}"),
+            Err(_) => panic!("probe {i} had no answer in 10 s"),
+        }
+        times.push(took);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let flood_answered = answered.load(Ordering::Relaxed) - answered_before;
+    stop.store(true, Ordering::Relaxed);
+    times.sort();
+    let p95 = times[(times.len() * 95).div_ceil(100) - 1];
+    let (median, max) = median_max(&mut times);
+    println!(
+        "easy Solve beside {VALIDATE_FLOOD} in-flight 64x64 Validates: median {median:?}, \
+         p95 {p95:?}, max {max:?}; {flood_answered} Validates answered meanwhile"
+    );
+    while let Some(done) = tokio::time::timeout(Duration::from_secs(60), flood.join_next())
+        .await
+        .expect("the flood ends")
+    {
+        done.expect("a flood task");
+    }
+    assert!(
+        flood_answered >= VALIDATE_FLOOD,
+        "the flood was not in flight while probing ({flood_answered} answered)"
+    );
+    assert!(
+        p95 < Duration::from_millis(50),
+        "easy Solve p95 {p95:?} beside the Validate flood"
+    );
+}

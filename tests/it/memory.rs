@@ -1,5 +1,6 @@
 //! Hostile clients that try to pin server memory with request bytes the
 //! server must hold (tests/it/scripts/hold_requests.py speaks raw HTTP/2),
+//! or with answers they never read (tests/it/scripts/unread_answers.py),
 //! against the real server binary with its default settings. While one
 //! attacker process pushes as much as flow control lets through, the test
 //! keeps making ordinary Solve calls on a connection of its own: every one
@@ -34,6 +35,26 @@ struct Siege {
 /// Runs hold_requests.py in `mode` with messages of `claim` bytes against a
 /// fresh default server while ordinary Solve calls go on beside it.
 async fn siege(test: &str, mode: &str, claim: u64) -> Option<Siege> {
+    let (claim, connections, streams, seconds) = (
+        claim.to_string(),
+        CONNECTIONS.to_string(),
+        STREAMS.to_string(),
+        ATTACK_SECS.to_string(),
+    );
+    let args = [
+        ("--mode", mode),
+        ("--claim", &claim),
+        ("--connections", &connections),
+        ("--streams", &streams),
+        ("--seconds", &seconds),
+    ];
+    besiege(test, &[], "hold_requests.py", &args).await
+}
+
+/// Runs the attacker `script` (in tests/it/scripts) with `args` against a
+/// fresh server (default settings but `flags`) while ordinary Solve calls
+/// go on beside it.
+async fn besiege(test: &str, flags: &[&str], script: &str, args: &[(&str, &str)]) -> Option<Siege> {
     let python = match python_venv() {
         Ok(p) => p,
         Err(e) => {
@@ -41,7 +62,7 @@ async fn siege(test: &str, mode: &str, claim: u64) -> Option<Siege> {
             return None;
         }
     };
-    let server = BinaryServer::spawn(&[]).await;
+    let server = BinaryServer::spawn(flags).await;
     let mut client = SudokuServiceClient::new(server.channel().await);
     // One call first, so a failure below is the attack's doing.
     solve_classic(&mut client)
@@ -49,14 +70,12 @@ async fn siege(test: &str, mode: &str, claim: u64) -> Option<Siege> {
         .expect("a first Solve call");
 
     let mut cmd = Command::new(python);
-    cmd.arg(repo().join("tests/it/scripts/hold_requests.py"))
-        .args(["--target", &server.addr.to_string()])
-        .args(["--mode", mode])
-        .args(["--claim", &claim.to_string()])
-        .args(["--connections", &CONNECTIONS.to_string()])
-        .args(["--streams", &STREAMS.to_string()])
-        .args(["--seconds", &ATTACK_SECS.to_string()]);
-    let attack = tokio::task::spawn_blocking(move || run(cmd, Duration::from_secs(60)));
+    cmd.arg(repo().join("tests/it/scripts").join(script))
+        .args(["--target", &server.addr.to_string()]);
+    for (flag, value) in args {
+        cmd.args([flag, value]);
+    }
+    let attack = tokio::task::spawn_blocking(move || run(cmd, Duration::from_secs(90)));
 
     let mut legit_ok = 0;
     let mut legit_failed = Vec::new();
@@ -71,12 +90,12 @@ async fn siege(test: &str, mode: &str, claim: u64) -> Option<Siege> {
         .await
         .expect("the attacker's thread")
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(out.success, "hold_requests.py failed:\n{}", out.both());
+    assert!(out.success, "{script} failed:\n{}", out.both());
     let attack_line = out
         .stdout
         .lines()
         .find(|l| l.starts_with("attack:"))
-        .unwrap_or_else(|| panic!("no summary from hold_requests.py:\n{}", out.both()))
+        .unwrap_or_else(|| panic!("no summary from {script}:\n{}", out.both()))
         .to_string();
     Some(Siege {
         attack_line,
@@ -193,6 +212,101 @@ async fn unread_answers_larger_than_their_requests_do_not_pin_server_memory() {
     };
     report(test, &s);
     assert_held(test, &s);
+}
+
+/// Validate calls of a 64x64 grid of ones (as the puzzle and as the
+/// player's grid: 8 KB), whose conflicts, listed in full, made a 12 MB
+/// answer each: `calls` of them on each of `connections` connections in
+/// `mode` (see unread_answers.py), answered and never read. Every call must
+/// be answered (the server is not merely slow), and the answers must not
+/// pin server memory.
+async fn unread_answers(test: &str, mode: &str, connections: u32, calls: u32) {
+    let Some(s) = unread_answers_on(test, &[], mode, connections, calls, 40).await else {
+        return;
+    };
+    report(test, &s);
+    assert_eq!(
+        figure(&s.attack_line, "answered"),
+        figure(&s.attack_line, "calls"),
+        "not every call was answered"
+    );
+    assert_eq!(figure(&s.attack_line, "shed"), 0, "calls were shed");
+    assert_held(test, &s);
+}
+
+/// Runs unread_answers.py against a server with `flags`, waiting up to
+/// `seconds` for the answers.
+async fn unread_answers_on(
+    test: &str,
+    flags: &[&str],
+    mode: &str,
+    connections: u32,
+    calls: u32,
+    seconds: u32,
+) -> Option<Siege> {
+    let (connections, calls, seconds) = (
+        connections.to_string(),
+        calls.to_string(),
+        seconds.to_string(),
+    );
+    let args = [
+        ("--mode", mode),
+        ("--connections", connections.as_str()),
+        ("--calls", calls.as_str()),
+        ("--seconds", seconds.as_str()),
+        ("--hold", "1"),
+    ];
+    besiege(test, flags, "unread_answers.py", &args).await
+}
+
+/// A connection whose answers wait unread stalls itself, and only itself:
+/// with a share whose answer half holds 32 KB, a 64x64 Validate (charged
+/// its bound of about 31 KB until answered, then its 2 KB answer until
+/// read) finds no room after the first answers, and waits; meanwhile the
+/// ordinary Solve calls of another connection are all answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_answers_stall_only_their_own_connection() {
+    let test = "unread_answers_stall_only_their_own_connection";
+    let flags = [
+        "--max-message-bytes",
+        "16384",
+        "--connection-buffer-bytes",
+        "65536",
+    ];
+    let Some(s) = unread_answers_on(test, &flags, "h2", 1, 32, 3).await else {
+        return;
+    };
+    report(test, &s);
+    let answered = figure(&s.attack_line, "answered");
+    assert!(
+        (1..32).contains(&answered),
+        "the unread answers did not stall their connection ({answered} of 32 answered)"
+    );
+    assert_held(test, &s);
+}
+
+/// 256 unread 64x64 Validate answers on one HTTP/2 connection whose
+/// streams have a receive window of 0. Before answers were bounded and
+/// charged, they held 3 GiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_validate_answers_do_not_pin_server_memory() {
+    let test = "unread_validate_answers_do_not_pin_server_memory";
+    unread_answers(test, "h2", 1, 256).await;
+}
+
+/// The same as gRPC-Web text (base64) over HTTP/2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_grpc_web_validate_answers_do_not_pin_server_memory() {
+    let test = "unread_grpc_web_validate_answers_do_not_pin_server_memory";
+    unread_answers(test, "web-h2", 1, 256).await;
+}
+
+/// gRPC-Web text over HTTP/1.1: one unread call on each of 256
+/// connections with a small receive buffer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_grpc_web_answers_over_http1_do_not_pin_server_memory() {
+    let test = "unread_grpc_web_answers_over_http1_do_not_pin_server_memory";
+    unread_answers(test, "web-h1", 256, 1).await;
 }
 
 /// Solve calls of a blank 64x64 grid, counting to a million, on

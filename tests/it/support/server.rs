@@ -174,7 +174,7 @@ impl BinaryServer {
     async fn launch(prefix: &[&str], env: &[(&str, &str)], args: &[&str]) -> BinaryServer {
         use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
         let addr = SocketAddr::from(([127, 0, 0, 1], super::free_port()));
-        let binary = env!("CARGO_BIN_EXE_sudoku-server");
+        let binary = server_binary();
         let mut command = match prefix.split_first() {
             None => std::process::Command::new(binary),
             Some((program, rest)) => {
@@ -277,6 +277,16 @@ impl Drop for BinaryServer {
             let _ = self.child.wait();
         }
     }
+}
+
+/// The `sudoku-server` a [`BinaryServer`] runs: this build's, or the one
+/// `SUDOKU_TEST_SERVER` names, so that the attack tests can measure another
+/// build (a release one, or an older one for a before-and-after figure).
+fn server_binary() -> String {
+    std::env::var("SUDOKU_TEST_SERVER")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_sudoku-server").to_string())
 }
 
 /// A new HTTP/2 connection to `url` with tonic's default settings.
