@@ -18,7 +18,7 @@
 //! 10 ms); the client's own CPU and peak RSS are always printed. The last line of the
 //! report is `BENCH key=value ...` for scripts.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,13 +26,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use hdrhistogram::Histogram;
 use tokio_stream::StreamExt;
 use tonic::Code;
 use tonic::transport::Channel;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 use super::connect::connect;
+use super::tally::{Tally, cpu_seconds, status_kb};
+use super::words::code_name;
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
 use crate::puzzle::Grid;
@@ -99,143 +100,6 @@ pub struct BenchArgs {
 
 /// Hard ceiling on a run, whatever the flags say.
 const MAX_RUN: Duration = Duration::from_secs(3600);
-
-/// What one worker (a unary caller or a stream) saw.
-struct Tally {
-    /// Latency in microseconds of each successful call or message round trip.
-    hist: Histogram<u64>,
-    /// Latency in microseconds of each failed unary or health call: shed
-    /// calls must fail fast.
-    err_hist: Histogram<u64>,
-    /// Successful calls (unary/health) or messages (stream).
-    calls: u64,
-    /// Puzzles answered with a solution (or health answers).
-    answered: u64,
-    /// Call statuses other than OK, by code; per-item errors as "item CODE".
-    errors: BTreeMap<String, u64>,
-    /// Answers that are not a checked solution, by reason.
-    bad: BTreeMap<String, u64>,
-    /// Solutions checked with --verify.
-    verified: u64,
-    /// Sum of the server's SolveStats.solve_time_us over the answers.
-    solve_us: u64,
-    /// Sum of SolveStats.nodes over the answers.
-    nodes: u64,
-}
-
-impl Tally {
-    fn new() -> Tally {
-        Tally {
-            hist: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
-            err_hist: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
-            calls: 0,
-            answered: 0,
-            errors: BTreeMap::new(),
-            bad: BTreeMap::new(),
-            verified: 0,
-            solve_us: 0,
-            nodes: 0,
-        }
-    }
-
-    fn record(&mut self, started: Instant) {
-        let us = started.elapsed().as_micros() as u64;
-        self.hist.saturating_record(us.max(1));
-    }
-
-    fn failed(&mut self, started: Instant, what: String) {
-        let us = started.elapsed().as_micros() as u64;
-        self.err_hist.saturating_record(us.max(1));
-        self.error(what);
-    }
-
-    fn error(&mut self, what: String) {
-        *self.errors.entry(what).or_default() += 1;
-    }
-
-    fn bad(&mut self, what: String) {
-        *self.bad.entry(what).or_default() += 1;
-    }
-
-    fn merge(&mut self, other: Tally) {
-        let _ = self.hist.add(&other.hist);
-        let _ = self.err_hist.add(&other.err_hist);
-        self.calls += other.calls;
-        self.answered += other.answered;
-        self.verified += other.verified;
-        self.solve_us += other.solve_us;
-        self.nodes += other.nodes;
-        for (k, v) in other.errors {
-            *self.errors.entry(k).or_default() += v;
-        }
-        for (k, v) in other.bad {
-            *self.bad.entry(k).or_default() += v;
-        }
-    }
-
-    /// Checks one answer to `puzzle`; counts it as answered or bad.
-    fn check(&mut self, puzzle: &Grid, solution: Option<&pb::Solution>, verify: bool) {
-        let Some(s) = solution else {
-            self.bad("response without a solution".into());
-            return;
-        };
-        if let Some(stats) = &s.stats {
-            self.solve_us += stats.solve_time_us;
-            self.nodes += stats.nodes;
-        }
-        if s.outcome() != pb::Outcome::Solved {
-            self.bad(format!("outcome {}", s.outcome().as_str_name()));
-            return;
-        }
-        self.answered += 1;
-        if !verify {
-            return;
-        }
-        let grid = s.grid.as_ref().map(|g| {
-            if g.text.is_empty() {
-                Grid::from_cells(&g.cells)
-            } else {
-                Grid::from_text(&g.text)
-            }
-        });
-        match grid {
-            Some(Ok(g)) if g.is_valid_solution() && puzzle.is_kept_by(&g) => self.verified += 1,
-            Some(Ok(g)) if !g.is_valid_solution() => self.bad("invalid solution".into()),
-            Some(Ok(_)) => self.bad("solution does not keep the givens".into()),
-            Some(Err(e)) => self.bad(format!("unreadable solution grid: {e}")),
-            None => self.bad("solved without a grid".into()),
-        }
-    }
-}
-
-fn code_name(code: Code) -> String {
-    format!("{code:?}")
-}
-
-/// CPU seconds (user + system) of a process, from /proc/PID/stat.
-fn cpu_seconds(pid: &str) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces: skip past it.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // Field 3 (state) is fields[0]; utime is field 14, stime field 15.
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    // USER_HZ is 100 on every Linux ABI.
-    Some((utime + stime) as f64 / 100.0)
-}
-
-/// A line of /proc/PID/status, such as VmHWM, in kB.
-fn status_kb(pid: &str, key: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
 
 /// The puzzles of the file, as wire grids, with their parsed form.
 struct Corpus {
@@ -612,7 +476,7 @@ async fn unary_worker(
                 tally.check(&corpus.grids[i], reply.solution.as_ref(), verify);
             }
             Err(status) => {
-                tally.failed(t, code_name(status.code()));
+                tally.failed(t, code_name(status.code()).to_string());
                 if !backoff.is_zero() {
                     tokio::time::sleep(backoff).await;
                 }
@@ -642,7 +506,7 @@ async fn health_worker(channel: Channel, next: Arc<AtomicU64>, bound: Bound) -> 
                 tally.calls += 1;
                 tally.answered += 1;
             }
-            Err(status) => tally.failed(t, code_name(status.code())),
+            Err(status) => tally.failed(t, code_name(status.code()).to_string()),
         }
     }
     tally
@@ -711,7 +575,7 @@ async fn stream_worker(
     let mut responses = match client.solve_batch(outbound).await {
         Ok(r) => r.into_inner(),
         Err(status) => {
-            tally.error(code_name(status.code()));
+            tally.error(code_name(status.code()).to_string());
             return tally;
         }
     };
@@ -719,7 +583,7 @@ async fn stream_worker(
         let msg = match responses.next().await {
             None => break,
             Some(Err(status)) => {
-                tally.error(code_name(status.code()));
+                tally.error(code_name(status.code()).to_string());
                 break;
             }
             Some(Ok(msg)) => msg,
