@@ -20,7 +20,7 @@ pub(super) struct Rules {
     /// Work budget per puzzle, in search nodes.
     pub(super) max_nodes: u64,
     /// Time each solve (for `--output jsonl`; text output shows no times,
-    /// and two clock reads cost 2% of an easy set).
+    /// and two clock reads a puzzle slow an easy set).
     pub(super) timed: bool,
 }
 

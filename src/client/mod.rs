@@ -124,9 +124,8 @@ pub fn main() -> i32 {
     // `sudoku solve` of 9x9 grids on one stream to one server is a reader
     // thread, a writer thread and one call, all of whose async work this
     // thread does: a runtime worker would only add a thread to start and
-    // wake-ups across threads (client CPU on 17-clue through a server on
-    // 2 cores: 36.4 ms with one worker, 30.5 ms without; forum hardest
-    // 0.26 ms sooner). Grids of other sizes read their input on the
+    // wake-ups across threads (docs/performance.md has the figures).
+    // Grids of other sizes read their input on the
     // runtime's thread between calls, so one worker keeps the connection
     // answering pings meanwhile. Several streams keep a worker per core:
     // on one worker the first stream to open took every message before

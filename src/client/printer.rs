@@ -194,8 +194,8 @@ impl Printer {
         // wait for room any more.
         window.close();
         let _ = printed.send(result);
-        // The ring is freed only now: unmapping it cost the end of a short
-        // run 50 us.
+        // The ring is freed only now: unmapping it would delay the end of
+        // a short run.
         drop(ring);
     }
 

@@ -308,8 +308,8 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
     // threads start only once it is on its way: the TCP and HTTP/2
     // handshakes, the starting of threads and the reading would otherwise
     // come one after another before the server had anything to solve
-    // (forum hardest through a server on 2 cores: the first request left
-    // 1.2 ms after the connect call). A regular file's first message is
+    // (docs/performance.md, "The first request"). A regular file's first
+    // message is
     // read on this thread, as its reads never wait; a pipe is read on a
     // thread of its own from the start.
     let servers: Vec<String> = args.server.iter().map(|s| s.trim().to_string()).collect();
