@@ -12,7 +12,8 @@
 //! | `solve.rs` | `sudoku solve`: its flags; the stages of a run set up and joined |
 //! | `generate.rs` | `sudoku generate` |
 //! | `toolkit.rs` | `sudoku validate`, `hint` and `rate`, and the service they call |
-//! | `bench.rs` | `sudoku bench`, the load generator |
+//! | `bench.rs` | `sudoku bench`, the load generator: its flags, run and report |
+//! | `callers.rs` | `sudoku bench`'s callers (unary, health, streams) and their corpus |
 //! | **pipeline** of `sudoku solve` | |
 //! | `sized.rs` | grids of other sizes, solved one at a time |
 //! | `feeds.rs` | SolveBatch streams that draw from one queue and resend what a lost call left |
@@ -38,6 +39,7 @@ use clap::{Args, Parser, Subcommand};
 mod answer;
 mod batch;
 mod bench;
+mod callers;
 mod connect;
 mod feeds;
 mod generate;
