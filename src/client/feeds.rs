@@ -78,7 +78,7 @@ struct Loss {
 
 impl Feed {
     /// Opens a SolveBatch call whose messages are written and read by
-    /// [`wire`], as the generated client opens one with prost's.
+    /// the codec in `wire.rs`, as the generated client opens one with prost's.
     async fn solve_batch(
         &mut self,
         source: Source,
