@@ -1,30 +1,72 @@
 //! The `sudoku` command line: `solve` puzzle files through a server or in
-//! this process, check a server's `health`, and `bench` a server.
+//! this process, check a server's `health`, `bench` a server, and
+//! `validate`, `hint`, `rate` and `generate` puzzles.
+//!
+//! Dependencies point down this table: a file uses only files below it
+//! (`python3 tools/import_cycles.py src` finds no circle).
 //!
 //! | file | its job |
 //! |---|---|
-//! | `connect.rs` | a channel to a server |
-//! | `solve.rs` | `sudoku solve` |
-//! | `bench.rs` | `sudoku bench`, the load generator |
-//! | `toolkit.rs` | `sudoku validate`, `hint`, `rate` and `generate` |
+//! | **commands** | |
+//! | `mod.rs` | the flags of `sudoku`, its runtime and exit code, `sudoku health` |
+//! | `solve.rs` | `sudoku solve`: its flags; the stages of a run set up and joined |
+//! | `generate.rs` | `sudoku generate` |
+//! | `toolkit.rs` | `sudoku validate`, `hint` and `rate`, and the service they call |
+//! | `bench.rs` | `sudoku bench`, the load generator: its flags, run and report |
+//! | `callers.rs` | `sudoku bench`'s callers (unary, health, streams) and their corpus |
+//! | **pipeline** of `sudoku solve` | |
+//! | `sized.rs` | grids of other sizes, solved one at a time |
+//! | `feeds.rs` | SolveBatch streams that draw from one queue and resend what a lost call left |
+//! | `batch.rs` | records read into request messages, small ones first |
+//! | `local.rs` | the pool of solver threads of `--local` |
+//! | `input.rs` | the puzzle file or stdin, its size sniffed, its 9x9 records read in order |
+//! | `printer.rs` | the writer: answers in input order, as text or JSON |
+//! | `window.rs` | the reorder window: read but not yet printed, bounded |
+//! | `progress.rs` | the progress line on a terminal |
+//! | **leaves** | |
+//! | `resend.rs` | what a stream sent and has not had answered |
+//! | `wire.rs` | the codec: SolveBatch messages written and read by hand |
+//! | `retry.rs` | when to try again: lost servers, back-off, limits |
+//! | `sized_text.rs` | grids of any size as text: records, sniffing, `--box` |
+//! | `tally.rs` | what `sudoku bench` counts, and a process's CPU and memory |
+//! | `answer.rs` | how a puzzle's search ended, and its `--output jsonl` object |
+//! | `words.rs` | people's words: server messages, gRPC code names, faults |
+//! | `connect.rs` | a channel to one server or several |
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
+mod answer;
+mod batch;
 mod bench;
+mod callers;
 mod connect;
+mod feeds;
+mod generate;
+mod input;
+mod local;
+mod printer;
 mod progress;
 mod resend;
+mod retry;
 mod sized;
+mod sized_text;
 mod solve;
+mod tally;
 mod toolkit;
+mod window;
 mod wire;
+mod words;
 
 pub use connect::connect;
 
 /// Command-line client of the Sudoku service.
 #[derive(Debug, Parser)]
-#[command(name = "sudoku", version, about)]
+#[command(
+    name = "sudoku",
+    version,
+    about = "Solve, check, rate and generate Sudoku puzzles, through a Sudoku server or in this process"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -51,7 +93,7 @@ enum Command {
     Rate(toolkit::FileArgs),
     /// Generate unique, minimal puzzles, one per line (or JSON with
     /// --output jsonl).
-    Generate(toolkit::GenerateArgs),
+    Generate(generate::GenerateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -84,9 +126,8 @@ pub fn main() -> i32 {
     // `sudoku solve` of 9x9 grids on one stream to one server is a reader
     // thread, a writer thread and one call, all of whose async work this
     // thread does: a runtime worker would only add a thread to start and
-    // wake-ups across threads (client CPU on 17-clue through a server on
-    // 2 cores: 36.4 ms with one worker, 30.5 ms without; forum hardest
-    // 0.26 ms sooner). Grids of other sizes read their input on the
+    // wake-ups across threads (docs/performance.md has the figures).
+    // Grids of other sizes read their input on the
     // runtime's thread between calls, so one worker keeps the connection
     // answering pings meanwhile. Several streams keep a worker per core:
     // on one worker the first stream to open took every message before
@@ -123,7 +164,7 @@ pub fn main() -> i32 {
             Command::Validate(args) => toolkit::validate(args).await,
             Command::Hint(args) => toolkit::hint(args).await,
             Command::Rate(args) => toolkit::rate(args).await,
-            Command::Generate(args) => toolkit::generate(args).await,
+            Command::Generate(args) => generate::generate(args).await,
         }
     });
     // The process ends now: waiting for the runtime's threads to stop

@@ -1,447 +1,26 @@
-//! `sudoku solve --box RxC` (or `--box auto`): grids of any size (see
-//! docs/sizes.md), read, solved and written back one at a time, in the
-//! input's own shape. Without `--box`, [`sniff`] looks at the first record
-//! only: a 9x9 one (or one it cannot read) leaves the run to the 9x9 path
-//! (`solve.rs`), untouched; another square-box size comes here.
-//!
-//! Records, mixed freely; '#' lines and blank lines are skipped:
-//! - a line of N*N cell characters ('1'-'9', 'A'-'Z', '.' or '0'), for N up
-//!   to 35;
-//! - a line of N*N integers separated by spaces or commas (any N);
-//! - N lines of N cells each, characters or space-separated integers,
-//!   `|`, `-` and `+` rulers ignored.
+//! `sudoku solve --box RxC` (or `--box auto`, or an input whose first
+//! record is not 9x9): grids of any size, read, solved and written back one
+//! at a time, in the input's own shape, in this process or through
+//! servers (one Solve call each, made again when a server is lost).
 
 use std::io::{Read, Write};
 
 use anyhow::{Context, anyhow};
 
-use super::resend::{MAX_FAILURES, MAX_OUTAGE, backoff, lost_server};
-use super::solve::{Done, Outcome, for_people, json_answer, puzzles};
+use super::answer::{Done, Outcome, write_json};
+use super::connect::connect_all;
+use super::retry::{MAX_FAILURES, MAX_OUTAGE, backoff, lost_server};
+use super::sized_text::{Layout, Records, Sniffed, needs_box, write};
+use super::words::{explain_sized, for_people, puzzles};
 use crate::pb;
 use crate::pb::sudoku_service_client::SudokuServiceClient;
-use crate::puzzle::sized::{At, Shape, SizedError, SizedGrid, char_value, value_char};
-use crate::puzzle::text::{BOM, read_line};
+use crate::puzzle::sized::{Shape, SizedGrid};
 use crate::solver::Progress;
 use crate::solver::sized::SizedSolver;
 
-/// How a record was written; its solution is written the same way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    /// One line of characters.
-    Chars,
-    /// One line of integers.
-    Ints,
-    /// N lines; integers (or characters) separated by spaces when `spaced`.
-    Block { ints: bool, spaced: bool },
-}
-
-/// The cells of one row or record: values, or `None` for a token that is
-/// not a cell.
-fn cells_of(line: &str) -> (Vec<Option<u32>>, bool, bool) {
-    let cleaned: String = line
-        .chars()
-        .map(|c| if matches!(c, '|' | '+' | ',') { ' ' } else { c })
-        .collect();
-    let tokens: Vec<&str> = cleaned
-        .split_whitespace()
-        .filter(|t| !t.chars().all(|c| c == '-'))
-        .collect();
-    let ints = tokens.len() > 1 && (line.contains(',') || tokens.iter().any(|t| t.len() > 1));
-    if ints || (tokens.len() > 1 && tokens.iter().all(|t| t.len() == 1)) {
-        let spaced = true;
-        if ints {
-            return (
-                tokens
-                    .iter()
-                    .map(|t| if *t == "." { Some(0) } else { t.parse().ok() })
-                    .collect(),
-                true,
-                spaced,
-            );
-        }
-        return (
-            tokens
-                .iter()
-                .map(|t| t.chars().next().and_then(char_value).map(u32::from))
-                .collect(),
-            false,
-            spaced,
-        );
-    }
-    (
-        cleaned
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .map(|c| char_value(c).map(u32::from))
-            .collect(),
-        false,
-        false,
-    )
-}
-
-/// What the first record of an input without `--box` says about the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sniffed {
-    /// 9x9, or not readable here: the 9x9 path reads it (and says why not).
-    Nine,
-    /// A side that is a perfect square other than 9: its square box.
-    Square(Shape),
-    /// A side whose box cannot be told from the side alone (6, 12, 7...):
-    /// every record is answered with an error that asks for `--box`.
-    NeedsBox(usize),
-}
-
-/// The side of a grid whose first significant line is `line`, as the first
-/// record of a file: `None` for 9x9 and for what is not a grid here.
-/// A line of N*N cells is one record of side N (N >= 4); a row of N tokens
-/// starts a block of side N. 16 unspaced cells are a 4x4 line unless a value
-/// above 4 says they are a 16x16 row.
-fn side_of(line: &str) -> Option<usize> {
-    let (cells, _, _) = cells_of(line);
-    let k = cells.len();
-    if k == 81 || k == 9 || k < 2 {
-        return None;
-    }
-    let cells: Vec<u32> = cells.into_iter().collect::<Option<_>>()?;
-    let root = k.isqrt();
-    let max = cells.iter().copied().max().unwrap_or(0) as usize;
-    let n = if root * root == k && root >= 4 && max <= root {
-        root
-    } else {
-        k
-    };
-    (n <= crate::puzzle::sized::MAX_SIDE).then_some(n)
-}
-
-/// A line as the sniffer reads it: trimmed, and for the input's first
-/// line without the byte-order mark a file may open with (dropped there
-/// only, as the readers drop it).
-fn text_of(line: &[u8], first: bool) -> String {
-    let line = match first {
-        true => line.strip_prefix(BOM).unwrap_or(line),
-        false => line,
-    };
-    String::from_utf8_lossy(line).trim().to_string()
-}
-
-/// Reads the start of `input` up to its first significant line (one that
-/// is not blank or a '#' comment) and says what size the run is, giving
-/// back an input that still starts at the first byte. Costs a 9x9 run one
-/// read; its reading after that is the same.
-pub fn sniff(mut input: Box<dyn Read + Send>) -> std::io::Result<(Box<dyn Read + Send>, Sniffed)> {
-    const CAP: usize = 1 << 20;
-    let mut head = Vec::with_capacity(1 << 16);
-    let mut chunk = vec![0u8; 1 << 16];
-    let mut seen = 0;
-    let line = loop {
-        // The first significant line, once it is whole.
-        let mut found = None;
-        while let Some(nl) = head[seen..].iter().position(|&b| b == b'\n') {
-            let l = text_of(&head[seen..seen + nl], seen == 0);
-            seen += nl + 1;
-            if !l.is_empty() && !l.starts_with('#') {
-                found = Some(l);
-                break;
-            }
-        }
-        if found.is_some() {
-            break found;
-        }
-        if head.len() >= CAP {
-            break None;
-        }
-        let got = match input.read(&mut chunk) {
-            Ok(g) => g,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if got == 0 {
-            let l = text_of(&head[seen..], seen == 0);
-            break (!l.is_empty() && !l.starts_with('#')).then_some(l);
-        }
-        head.extend_from_slice(&chunk[..got]);
-    };
-    let sniffed = match line.as_deref().and_then(side_of) {
-        None => Sniffed::Nine,
-        Some(n) => {
-            let root = n.isqrt();
-            match Shape::new(root, root) {
-                Ok(s) if root * root == n && root >= 2 => Sniffed::Square(s),
-                _ => Sniffed::NeedsBox(n),
-            }
-        }
-    };
-    Ok((Box::new(std::io::Cursor::new(head).chain(input)), sniffed))
-}
-
-/// Why a grid of side `n` needs `--box`, naming the boxes that fit.
-fn needs_box(n: usize) -> String {
-    match Shape::for_side(n) {
-        Some(s) if s.box_rows() != s.box_cols() => format!(
-            "a {n}x{n} grid needs --box {r}x{c} or --box {c}x{r}",
-            r = s.box_rows(),
-            c = s.box_cols()
-        ),
-        _ => format!("a {n}x{n} grid needs --box RxC (a prime side has only 1x{n})"),
-    }
-}
-
-/// One record: its first line, layout and cell values (or why not).
-struct Record {
-    line: usize,
-    layout: Layout,
-    cells: Result<Vec<u32>, String>,
-}
-
-/// The longest line read, in bytes: a 64x64 record of integers with
-/// separators is about 16 KB. A longer line is one record in error, and
-/// only this much of it is held.
-const MAX_LINE: usize = 1 << 20;
-
-/// One line of input, trimmed, or why it cannot be read.
-enum Line {
-    Text(String),
-    /// Longer than [`MAX_LINE`]: its length in bytes.
-    TooLong(usize),
-    NotText,
-}
-
-/// The records of an input of side `n` (or, when `n` is 0, of the first
-/// record's side), read as they come: one line and one record at a time.
-struct Records<R> {
-    input: R,
-    n: usize,
-    /// Lines read so far: the number of the last one.
-    line: usize,
-    buf: Vec<u8>,
-}
-
-impl<R: std::io::BufRead> Records<R> {
-    fn new(input: R, n: usize) -> Records<R> {
-        Records {
-            input,
-            n,
-            line: 0,
-            buf: Vec::new(),
-        }
-    }
-
-    /// The next line, None at the end of the input.
-    fn next_line(&mut self) -> std::io::Result<Option<Line>> {
-        let Some(len) = read_line(&mut self.input, &mut self.buf, MAX_LINE)? else {
-            return Ok(None);
-        };
-        self.line += 1;
-        if self.line == 1 && self.buf.starts_with(BOM) {
-            self.buf.drain(..BOM.len());
-        }
-        if len > MAX_LINE {
-            return Ok(Some(Line::TooLong(len)));
-        }
-        Ok(Some(match std::str::from_utf8(&self.buf) {
-            Ok(t) => Line::Text(t.trim().to_string()),
-            Err(_) => Line::NotText,
-        }))
-    }
-
-    /// Why line `at` of `line` could not be read, in words.
-    fn unreadable(at: usize, line: &Line) -> String {
-        match line {
-            Line::TooLong(len) => {
-                format!("line {at}: {len} bytes, longer than any grid ({MAX_LINE} at most)")
-            }
-            _ => format!("line {at}: not text"),
-        }
-    }
-}
-
-impl<R: std::io::BufRead> Iterator for Records<R> {
-    type Item = std::io::Result<Record>;
-
-    fn next(&mut self) -> Option<std::io::Result<Record>> {
-        let l = loop {
-            match self.next_line() {
-                Err(e) => return Some(Err(e)),
-                Ok(None) => return None,
-                Ok(Some(Line::Text(t))) if t.is_empty() || t.starts_with('#') => {}
-                Ok(Some(Line::Text(t))) => break t,
-                Ok(Some(bad)) => {
-                    return Some(Ok(Record {
-                        line: self.line,
-                        layout: Layout::Chars,
-                        cells: Err(Self::unreadable(self.line, &bad)),
-                    }));
-                }
-            }
-        };
-        let (cells, ints, spaced) = cells_of(&l);
-        let k = cells.len();
-        let side = (k as f64).sqrt().round() as usize;
-        if self.n == 0 {
-            self.n = if side * side == k && side > 1 {
-                side
-            } else {
-                k
-            };
-        }
-        let (n, start) = (self.n, self.line);
-        if k == n * n && n > 1 {
-            return Some(Ok(Record {
-                line: start,
-                layout: if ints { Layout::Ints } else { Layout::Chars },
-                cells: collect(cells, start),
-            }));
-        }
-        if k != n {
-            // Neither a line nor a block's first row of this size: one
-            // record in error, so the records after it keep their places.
-            return Some(Ok(Record {
-                line: start,
-                layout: if ints { Layout::Ints } else { Layout::Chars },
-                cells: Err(format!(
-                    "line {start}: {k} cells: not a {n}x{n} line ({}) or row ({n})",
-                    n * n
-                )),
-            }));
-        }
-        // A block: n rows of n cells, this line the first.
-        let mut all = Vec::with_capacity(n * n);
-        all.extend(cells);
-        let mut fault = None;
-        let mut rows = 1;
-        while rows < n {
-            let row = match self.next_line() {
-                Err(e) => return Some(Err(e)),
-                Ok(None) => break,
-                Ok(Some(Line::Text(t))) => {
-                    if t.is_empty() || t.starts_with('#') || t.chars().all(|c| "-+| ".contains(c)) {
-                        continue;
-                    }
-                    cells_of(&t).0
-                }
-                Ok(Some(bad)) => {
-                    fault.get_or_insert_with(|| Self::unreadable(self.line, &bad));
-                    rows += 1;
-                    continue;
-                }
-            };
-            if row.len() != n && fault.is_none() {
-                fault = Some(format!(
-                    "line {}: expected {n} cells in a row, found {}",
-                    self.line,
-                    row.len()
-                ));
-            }
-            all.extend(row);
-            rows += 1;
-        }
-        let cells = match fault {
-            Some(f) => Err(f),
-            None if rows < n => Err(format!("line {start}: incomplete grid: {rows} of {n} rows")),
-            None => collect(all, start),
-        };
-        Some(Ok(Record {
-            line: start,
-            layout: Layout::Block { ints, spaced },
-            cells,
-        }))
-    }
-}
-
-/// Every record of `text`, as [`Records`] reads them.
-#[cfg(test)]
-fn records(text: &str, n: usize) -> Vec<Record> {
-    Records::new(text.as_bytes(), n)
-        .collect::<std::io::Result<_>>()
-        .unwrap()
-}
-
-fn collect(cells: Vec<Option<u32>>, line: usize) -> Result<Vec<u32>, String> {
-    let n = cells.len().isqrt().max(1);
-    cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            c.ok_or_else(|| {
-                format!(
-                    "line {line}: row {}, column {}: not a value",
-                    i / n + 1,
-                    i % n + 1
-                )
-            })
-        })
-        .collect()
-}
-
-/// A grid's fault in the command's words: rows, columns and boxes numbered
-/// from 1, as in the 9x9 path's messages (the wire's count from 0, as its
-/// field indices do).
-fn explain(err: &SizedError) -> String {
-    let at = |a: &At| format!("row {}, column {}", a.row + 1, a.col + 1);
-    match err {
-        SizedError::Conflict {
-            kind,
-            unit,
-            first,
-            second,
-            value,
-        } => format!(
-            "{value} is given twice in {kind} {}: at {} and {}",
-            unit + 1,
-            at(first),
-            at(second)
-        ),
-        SizedError::BadChar {
-            at: a,
-            ch,
-            expected,
-        } => {
-            format!(
-                "{}: unexpected character {ch:?}; expected {expected}, '.' or '0'",
-                at(a)
-            )
-        }
-        SizedError::OutOfRange { at: a, value, max } => {
-            format!("{}: value {value} is out of range; expected 0-{max}", at(a))
-        }
-        other => other.to_string(),
-    }
-}
-
-/// `grid` written in `layout`.
-fn write(grid: &SizedGrid, layout: Layout) -> String {
-    let n = grid.shape().side();
-    let text = n <= 35;
-    let cell = |v: u8, ints: bool| {
-        if ints || !text {
-            v.to_string()
-        } else {
-            value_char(v).to_string()
-        }
-    };
-    match layout {
-        Layout::Chars if text => grid.values().iter().map(|&v| value_char(v)).collect(),
-        Layout::Chars | Layout::Ints => grid
-            .values()
-            .iter()
-            .map(|&v| v.to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
-        Layout::Block { ints, spaced } => grid
-            .values()
-            .chunks(n)
-            .map(|row| {
-                let parts: Vec<String> = row.iter().map(|&v| cell(v, ints)).collect();
-                parts.join(if spaced || ints || !text { " " } else { "" })
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
-}
-
 /// The box of a sized run.
 #[derive(Debug, Clone, Copy)]
-pub enum Size {
+pub(super) enum Size {
     /// `--box RxC`.
     Given(Shape),
     /// `--box auto`: the squarest box for the first record's side.
@@ -454,20 +33,24 @@ pub enum Size {
 /// one line (`Some(true)`) or a block of rows (`Some(false)`) over the
 /// record's own layout.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Written {
-    pub jsonl: bool,
-    pub line: Option<bool>,
+pub(super) struct Written {
+    pub(super) jsonl: bool,
+    pub(super) line: Option<bool>,
 }
 
 /// A solution as `--output jsonl` gives it: text up to 35x35, an array of
 /// integers above.
-fn json_solution(g: &SizedGrid, s: &mut String) {
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum JsonSolution {
+    Text(String),
+    Values(Vec<u8>),
+}
+
+fn json_solution(g: &SizedGrid) -> JsonSolution {
     match g.to_text() {
-        Ok(text) => s.push_str(&format!("\"{text}\"")),
-        Err(_) => {
-            let cells: Vec<String> = g.values().iter().map(|v| v.to_string()).collect();
-            s.push_str(&format!("[{}]", cells.join(",")));
-        }
+        Ok(text) => JsonSolution::Text(text),
+        Err(_) => JsonSolution::Values(g.values().to_vec()),
     }
 }
 
@@ -476,7 +59,7 @@ fn json_solution(g: &SizedGrid, s: &mut String) {
 /// line, or JSON object) per record. What box a run without `--box RxC`
 /// took is said on stderr unless `quiet`. Exit code 1 when any puzzle
 /// failed.
-pub async fn run(
+pub(super) async fn run(
     input: &mut dyn Read,
     size: Size,
     server: Option<&[String]>,
@@ -506,7 +89,7 @@ pub async fn run(
                 eprintln!("{e}");
                 if written.jsonl {
                     let a = Done::<SizedGrid>::invalid(why.clone());
-                    writeln!(out, "{}", json_answer(r.line, None, &a, json_solution))?;
+                    write_json(&mut out, r.line, None, &a, json_solution)?;
                 } else {
                     writeln!(out, "# error: {e}")?;
                 }
@@ -539,9 +122,7 @@ pub async fn run(
         }
     };
     let mut client = match server {
-        Some(servers) => Some(SudokuServiceClient::new(
-            super::connect::connect_all(servers).await?,
-        )),
+        Some(servers) => Some(SudokuServiceClient::new(connect_all(servers).await?)),
         None => None,
     };
     let limit = if unique { 2 } else { 1 };
@@ -559,7 +140,7 @@ pub async fn run(
                 .to_string()),
             Ok(c) => SizedGrid::from_cells(shape, &c)
                 .and_then(|g| g.check_givens().map(|()| g))
-                .map_err(|e| explain(&e)),
+                .map_err(|e| explain_sized(&e)),
         };
         let answer = match puzzle {
             Err(e) => Done::invalid(e),
@@ -609,8 +190,7 @@ pub async fn run(
             eprintln!("line {}: {c}", r.line);
         }
         if written.jsonl {
-            let json = json_answer(r.line, Some(&shape), &answer, json_solution);
-            writeln!(out, "{json}")?;
+            write_json(&mut out, r.line, Some(&shape), &answer, json_solution)?;
             continue;
         }
         let layout = match (written.line, r.layout) {
@@ -730,84 +310,4 @@ async fn remote(
         micros,
         error: None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_of_every_layout_read_and_write_back() {
-        let line = "1234341221434321";
-        let block = "1 2 | 3 4\n3 4 | 1 2\n----+----\n2 1 | 4 3\n4 3 | 2 1";
-        let ints = (1..=16)
-            .map(|i| (i % 4 + 1).to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        let text = format!("# a comment\n{line}\n\n{block}\n{ints}\n");
-        let rs = records(&text, 4);
-        assert_eq!(rs.len(), 3);
-        assert_eq!(rs[0].layout, Layout::Chars);
-        assert!(matches!(rs[1].layout, Layout::Block { .. }));
-        assert_eq!(rs[2].layout, Layout::Ints);
-        let shape = Shape::new(2, 2).unwrap();
-        let g = SizedGrid::from_cells(shape, rs[0].cells.as_ref().unwrap()).unwrap();
-        assert_eq!(write(&g, rs[0].layout), line);
-        let b = SizedGrid::from_cells(shape, rs[1].cells.as_ref().unwrap()).unwrap();
-        assert_eq!(
-            write(
-                &b,
-                Layout::Block {
-                    ints: false,
-                    spaced: true
-                }
-            ),
-            "1 2 3 4\n3 4 1 2\n2 1 4 3\n4 3 2 1"
-        );
-        // The side comes from the first record when not given.
-        assert_eq!(records(line, 0).len(), 1);
-    }
-
-    #[test]
-    fn the_first_record_tells_the_side() {
-        let nine =
-            "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......";
-        assert_eq!(side_of(nine), None);
-        assert_eq!(side_of("4 . . | . . . | 8 . 5"), None);
-        assert_eq!(side_of(&".".repeat(256)), Some(16));
-        assert_eq!(side_of(&".".repeat(625)), Some(25));
-        assert_eq!(side_of("1234341221434321"), Some(4));
-        // 16 cells with a value above 4: a 16x16 row, not a 4x4 line.
-        assert_eq!(side_of("123456789ABCDEFG"), Some(16));
-        assert_eq!(side_of("1 . . 4"), Some(4));
-        assert_eq!(side_of(&".".repeat(36)), Some(6));
-        assert_eq!(side_of("1 2 3 4 5 6"), Some(6));
-        // What this reader cannot read is left to the 9x9 one.
-        assert_eq!(side_of("not a grid at all"), None);
-        let (mut rest, s) = sniff(Box::new(std::io::Cursor::new(
-            format!("# c\n\n{}\n", ".".repeat(256)).into_bytes(),
-        )))
-        .unwrap();
-        assert_eq!(s, Sniffed::Square(Shape::new(4, 4).unwrap()));
-        let mut all = String::new();
-        rest.read_to_string(&mut all).unwrap();
-        assert!(
-            all.starts_with("# c\n\n...."),
-            "the input is given back whole"
-        );
-        // A record of another size is one error, not the start of a block.
-        let rs = records(
-            &format!("{}\n{}\n1234341221434321\n", ".".repeat(16), ".".repeat(81)),
-            4,
-        );
-        assert_eq!(rs.len(), 3);
-        assert!(
-            rs[1]
-                .cells
-                .as_ref()
-                .is_err_and(|e| e.starts_with("line 2: 81 cells"))
-        );
-        assert!(rs[2].cells.is_ok());
-        assert_eq!(needs_box(6), "a 6x6 grid needs --box 2x3 or --box 3x2");
-    }
 }

@@ -1,26 +1,26 @@
-//! `sudoku validate`, `sudoku hint`, `sudoku rate` and `sudoku generate`.
-//! Each calls the service's RPC of the same name, through `--server` or,
-//! with `--local`, on a service in this process (the same code the server
-//! runs, so both give the same answers and the same generated puzzles).
-//! The first three stream like `solve`: puzzles are read as they come,
-//! answered a few at once and printed in input order.
+//! `sudoku validate`, `sudoku hint` and `sudoku rate`, and what they share
+//! with `sudoku generate`: each calls the service's RPC of the same name,
+//! through `--server` or, with `--local`, on a service in this process (the
+//! same code the server runs, so both give the same answers). Puzzles are
+//! read as they come, answered a few at once and printed in input order.
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use futures::StreamExt;
+use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
 use tonic::{Request, Status};
 
-use super::connect;
-use super::solve::{for_people, json_string};
-use crate::generate::Symmetry;
-use crate::logic::Label;
+use super::answer::{JsonError, Output};
+use super::connect::connect;
+use super::input;
+use super::words::{code_name, for_people};
 use crate::pb::{
     self, sudoku_service_client::SudokuServiceClient, sudoku_service_server::SudokuService,
 };
@@ -28,30 +28,21 @@ use crate::puzzle::text::{Entry, Reader};
 use crate::server::Config;
 use crate::service::Sudoku;
 
-/// What to print for each answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// One line a person reads.
-    Text,
-    /// One JSON object per line.
-    Jsonl,
-}
-
 /// Where the calls go.
 #[derive(Debug, Args)]
 pub struct Target {
     /// Server to call: host:port or an http:// URL.
     #[arg(long, env = "SUDOKU_SERVER", default_value = "http://127.0.0.1:50051")]
-    server: String,
+    pub(super) server: String,
     /// Answer in this process, with the service's own code, no server.
     #[arg(long)]
-    local: bool,
+    pub(super) local: bool,
     /// Solver threads for --local (0 = all cores).
     #[arg(long, default_value_t = 0)]
-    threads: usize,
+    pub(super) threads: usize,
     /// What to print for each answer.
     #[arg(long, value_enum, default_value = "text")]
-    output: Output,
+    pub(super) output: Output,
 }
 
 /// Flags of `validate`, `hint` and `rate`.
@@ -77,70 +68,16 @@ pub struct ValidateArgs {
     current: Option<String>,
 }
 
-/// Flags of `generate`.
-#[derive(Debug, Args)]
-pub struct GenerateArgs {
-    #[command(flatten)]
-    target: Target,
-    /// Puzzles to generate.
-    #[arg(short = 'n', long, default_value_t = 1)]
-    count: u32,
-    /// Difficulty: easy, medium, hard, expert or extreme (default: any).
-    #[arg(long, conflicts_with_all = ["min_level", "min_rating", "max_rating"])]
-    level: Option<Label>,
-    /// Lowest difficulty: this level or any harder one, extreme included
-    /// (every `--min-level hard` puzzle is one QQwing rates expert).
-    #[arg(long, conflicts_with_all = ["min_rating", "max_rating"])]
-    min_level: Option<Label>,
-    /// Lowest SE rating (instead of --level).
-    #[arg(long)]
-    min_rating: Option<f32>,
-    /// Highest SE rating (instead of --level).
-    #[arg(long)]
-    max_rating: Option<f32>,
-    /// Seed: the same seed and options give the same puzzles (default: a
-    /// fresh one, printed on stderr).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Symmetry of the clues: none, rotate180, rotate90, mirror-horizontal,
-    /// mirror-vertical, diagonal, anti-diagonal, mirror-both.
-    #[arg(long, default_value = "none")]
-    symmetry: Symmetry,
-    /// Clue-count range, A..B (either end may be left out). For grids
-    /// other than 9x9, A only: clue removal stops there.
-    #[arg(long)]
-    clues: Option<String>,
-    /// The box, RxC (rows x columns), for grids other than 9x9: 4x4 makes
-    /// 16x16, 2x3 makes 6x6 (docs/sizes.md).
-    #[arg(long = "box", value_name = "RxC")]
-    boxx: Option<String>,
-}
-
-/// Reads a box shape, "RxC".
-pub(crate) fn parse_box(text: &str) -> anyhow::Result<crate::puzzle::sized::Shape> {
-    let (r, c) = text
-        .split_once(['x', 'X'])
-        .ok_or_else(|| anyhow::anyhow!("--box {text:?}: expected RxC, as 4x4 or 2x3"))?;
-    let (r, c): (usize, usize) = (
-        r.trim()
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--box {text:?}: {r:?} is not a number"))?,
-        c.trim()
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--box {text:?}: {c:?} is not a number"))?,
-    );
-    crate::puzzle::sized::Shape::new(r, c).map_err(|e| anyhow::anyhow!("--box {text}: {e}"))
-}
-
 /// The service to call: a server, or one in this process.
 #[derive(Clone)]
-enum Backend {
+pub(super) enum Backend {
     Remote(SudokuServiceClient<Channel>),
     Local(Sudoku),
 }
 
 impl Backend {
-    async fn new(target: &Target) -> anyhow::Result<Backend> {
+    /// A client of `target`'s server, or a service in this process.
+    pub(super) async fn new(target: &Target) -> anyhow::Result<Backend> {
         if target.local {
             let mut limits = Config::default().limits();
             if target.threads > 0 {
@@ -199,7 +136,9 @@ fn unit_name(unit: Option<&pb::Unit>) -> String {
     format!("{kind} {}", u.index + 1)
 }
 
-fn grid_text(g: Option<&pb::Grid>) -> String {
+/// A grid as text: its own text, or its cells as characters (up to
+/// 35x35) or as numbers.
+pub(super) fn grid_text(g: Option<&pb::Grid>) -> String {
     g.map(|g| {
         if g.text.is_empty() && g.cells.len() > 35 * 35 {
             // Above 35x35 there is no text form: the values, one space
@@ -218,25 +157,30 @@ fn grid_text(g: Option<&pb::Grid>) -> String {
     .unwrap_or_default()
 }
 
-fn json_u32s(v: &[u32]) -> String {
-    let items: Vec<_> = v.iter().map(u32::to_string).collect();
-    format!("[{}]", items.join(","))
+/// `value` as one line of JSON.
+pub(super) fn json_line(value: &impl Serialize) -> String {
+    // The objects here are plain structs and lists: nothing fails to serialize.
+    serde_json::to_string(value).unwrap_or_default()
 }
 
-fn json_conflicts(v: &[pb::Conflict]) -> String {
-    let items: Vec<_> = v
-        .iter()
-        .map(|c| {
-            format!(
-                "{{\"first\":{},\"second\":{},\"unit\":\"{}\",\"digit\":{}}}",
-                c.first,
-                c.second,
-                unit_name(c.unit.as_ref()),
-                c.digit
-            )
+/// A conflict as `--output jsonl` gives it.
+#[derive(Serialize)]
+struct JsonConflict {
+    first: u32,
+    second: u32,
+    unit: String,
+    digit: u32,
+}
+
+fn json_conflicts(v: &[pb::Conflict]) -> Vec<JsonConflict> {
+    v.iter()
+        .map(|c| JsonConflict {
+            first: c.first,
+            second: c.second,
+            unit: unit_name(c.unit.as_ref()),
+            digit: c.digit,
         })
-        .collect();
-    format!("[{}]", items.join(","))
+        .collect()
 }
 
 /// The listed conflicts, and how many more the server counted (it lists the
@@ -264,13 +208,8 @@ fn text_conflicts(v: &[pb::Conflict], total: u32) -> String {
 
 /// The puzzles of `file` (stdin for none or "-"), read on a thread of
 /// their own as they come.
-fn read_entries(file: Option<&PathBuf>) -> anyhow::Result<mpsc::Receiver<std::io::Result<Entry>>> {
-    let input: Box<dyn Read + Send> = match file {
-        Some(p) if p.as_os_str() != "-" => Box::new(
-            std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
-        ),
-        _ => Box::new(std::io::stdin()),
-    };
+fn read_entries(file: Option<&Path>) -> anyhow::Result<mpsc::Receiver<std::io::Result<Entry>>> {
+    let input = input::open(file)?;
     let (tx, rx) = mpsc::channel(256);
     std::thread::spawn(move || {
         for entry in Reader::new(input) {
@@ -294,7 +233,7 @@ where
     F: Fn(usize, pb::Grid) -> Fut,
     Fut: std::future::Future<Output = Answered>,
 {
-    let entries = read_entries(args.file.as_ref())?;
+    let entries = read_entries(args.file.as_deref())?;
     let output = args.target.output;
     let mut answers = ReceiverStream::new(entries)
         .map(|entry| {
@@ -340,7 +279,7 @@ where
 /// A call that failed, in the command's words (the same `--local` and
 /// through a server), as a line of `output`.
 fn failed_call(line: usize, status: &Status, output: Output) -> Answered {
-    let code = crate::telemetry::metrics::code_name(status.code());
+    let code = code_name(status.code());
     failed(line, code, &for_people(status.message()), output)
 }
 
@@ -355,16 +294,38 @@ fn failed(line: usize, code: &str, why: &str, output: Output) -> Answered {
             } else {
                 "failed"
             };
-            let mut s = format!(
-                "{{\"line\":{line},\"outcome\":\"{outcome}\",\"error\":{{\"code\":\"{code}\",\"message\":"
-            );
-            json_string(&mut s, why);
-            s.push_str("}}");
-            s
+            #[derive(Serialize)]
+            struct Failed<'a> {
+                line: usize,
+                outcome: &'a str,
+                error: JsonError<'a>,
+            }
+            json_line(&Failed {
+                line,
+                outcome,
+                error: JsonError { code, message: why },
+            })
         }
         Output::Text => format!("line {line}: error: {code} {why}"),
     };
     (text, true)
+}
+
+/// A validation as `--output jsonl` gives it.
+#[derive(Serialize)]
+struct JsonValidation<'a> {
+    line: usize,
+    solvable: bool,
+    unique: bool,
+    search_complete: bool,
+    conflicts: Vec<JsonConflict>,
+    conflict_count: u32,
+    no_candidate_cells: &'a [u32],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    solution: Option<String>,
+    current_conflicts: Vec<JsonConflict>,
+    current_conflict_count: u32,
+    wrong_cells: &'a [u32],
 }
 
 /// `sudoku validate`.
@@ -398,27 +359,19 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
                 (true, true, true) => "unique",
             };
             let text = match output {
-                Output::Jsonl => {
-                    let mut s = format!(
-                        "{{\"line\":{line},\"solvable\":{},\"unique\":{},\"search_complete\":{},\"conflicts\":{},\"conflict_count\":{},\"no_candidate_cells\":{}",
-                        r.solvable,
-                        r.unique,
-                        r.search_complete,
-                        json_conflicts(&r.conflicts),
-                        r.conflict_count,
-                        json_u32s(&r.no_candidate_cells)
-                    );
-                    if r.solution.is_some() {
-                        s.push_str(&format!(",\"solution\":\"{}\"", grid_text(r.solution.as_ref())));
-                    }
-                    s.push_str(&format!(
-                        ",\"current_conflicts\":{},\"current_conflict_count\":{},\"wrong_cells\":{}}}",
-                        json_conflicts(&r.current_conflicts),
-                        r.current_conflict_count,
-                        json_u32s(&r.wrong_cells)
-                    ));
-                    s
-                }
+                Output::Jsonl => json_line(&JsonValidation {
+                    line,
+                    solvable: r.solvable,
+                    unique: r.unique,
+                    search_complete: r.search_complete,
+                    conflicts: json_conflicts(&r.conflicts),
+                    conflict_count: r.conflict_count,
+                    no_candidate_cells: &r.no_candidate_cells,
+                    solution: r.solution.is_some().then(|| grid_text(r.solution.as_ref())),
+                    current_conflicts: json_conflicts(&r.current_conflicts),
+                    current_conflict_count: r.current_conflict_count,
+                    wrong_cells: &r.wrong_cells,
+                }),
                 Output::Text => {
                     let mut s = format!("line {line}: {verdict}");
                     if !r.conflicts.is_empty() {
@@ -450,6 +403,18 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
     .await
 }
 
+/// A step as `--output jsonl` gives it.
+#[derive(Serialize)]
+struct JsonStep<'a> {
+    line: usize,
+    technique: &'a str,
+    placements: Vec<[u32; 2]>,
+    eliminations: Vec<[u32; 2]>,
+    cells: &'a [u32],
+    units: Vec<String>,
+    explanation: &'a str,
+}
+
 /// `sudoku hint`.
 pub async fn hint(args: FileArgs) -> anyhow::Result<i32> {
     let backend = Backend::new(&args.target).await?;
@@ -475,42 +440,37 @@ pub async fn hint(args: FileArgs) -> anyhow::Result<i32> {
                 };
                 return match output {
                     Output::Text => (format!("line {line}: {what}"), !r.solved),
-                    Output::Jsonl => (
-                        format!(
-                            "{{\"line\":{line},\"solved\":{},\"search_complete\":{}}}",
-                            r.solved, r.search_complete
-                        ),
-                        !r.solved,
-                    ),
+                    Output::Jsonl => {
+                        #[derive(Serialize)]
+                        struct NoStep {
+                            line: usize,
+                            solved: bool,
+                            search_complete: bool,
+                        }
+                        let no_step = NoStep {
+                            line,
+                            solved: r.solved,
+                            search_complete: r.search_complete,
+                        };
+                        (json_line(&no_step), !r.solved)
+                    }
                 };
             };
             let text = match output {
-                Output::Text => format!(
-                    "line {line}: {}: {}",
-                    step.technique_name, step.explanation
-                ),
+                Output::Text => {
+                    format!("line {line}: {}: {}", step.technique_name, step.explanation)
+                }
                 Output::Jsonl => {
-                    let pairs = |v: &[pb::CellDigit]| {
-                        let items: Vec<_> =
-                            v.iter().map(|p| format!("[{},{}]", p.cell, p.digit)).collect();
-                        format!("[{}]", items.join(","))
-                    };
-                    let units: Vec<_> = step
-                        .units
-                        .iter()
-                        .map(|u| format!("\"{}\"", unit_name(Some(u))))
-                        .collect();
-                    let mut s = format!(
-                        "{{\"line\":{line},\"technique\":\"{}\",\"placements\":{},\"eliminations\":{},\"cells\":{},\"units\":[{}],\"explanation\":",
-                        step.technique_name,
-                        pairs(&step.placements),
-                        pairs(&step.eliminations),
-                        json_u32s(&step.cells),
-                        units.join(",")
-                    );
-                    json_string(&mut s, &step.explanation);
-                    s.push('}');
-                    s
+                    let pairs = |v: &[pb::CellDigit]| v.iter().map(|p| [p.cell, p.digit]).collect();
+                    json_line(&JsonStep {
+                        line,
+                        technique: &step.technique_name,
+                        placements: pairs(&step.placements),
+                        eliminations: pairs(&step.eliminations),
+                        cells: &step.cells,
+                        units: step.units.iter().map(|u| unit_name(Some(u))).collect(),
+                        explanation: &step.explanation,
+                    })
                 }
             };
             (text, false)
@@ -519,22 +479,52 @@ pub async fn hint(args: FileArgs) -> anyhow::Result<i32> {
     .await
 }
 
-/// A rating as one JSON object's fields (without braces).
-fn json_rating(r: &pb::Rating) -> String {
-    let counts: Vec<_> = r
-        .counts
-        .iter()
-        .map(|c| format!("\"{}\":{}", c.technique_name, c.count))
-        .collect();
-    format!(
-        "\"label\":\"{}\",\"se_rating\":{:.1},\"hardest\":\"{}\",\"solved_by_techniques\":{},\"counts\":{{{}}},\"guesses\":{}",
-        label_name(r.label),
-        r.se_rating,
-        r.hardest_name,
-        r.solved_by_techniques,
-        counts.join(","),
-        r.guesses
-    )
+/// A rating's members as `--output jsonl` gives them, flattened into the
+/// object of its puzzle.
+#[derive(Serialize)]
+pub(super) struct JsonRating<'a> {
+    label: &'static str,
+    se_rating: OneDecimal,
+    hardest: &'a str,
+    solved_by_techniques: bool,
+    counts: Counts<'a>,
+    guesses: u64,
+}
+
+impl<'a> JsonRating<'a> {
+    pub(super) fn of(r: &'a pb::Rating) -> JsonRating<'a> {
+        JsonRating {
+            label: label_name(r.label),
+            se_rating: OneDecimal(r.se_rating),
+            hardest: &r.hardest_name,
+            solved_by_techniques: r.solved_by_techniques,
+            counts: Counts(&r.counts),
+            guesses: r.guesses,
+        }
+    }
+}
+
+/// A rating written with one decimal, as the SE scale gives it.
+struct OneDecimal(f32);
+
+impl Serialize for OneDecimal {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(format!("{:.1}", self.0).parse().unwrap_or(0.0))
+    }
+}
+
+/// Each technique's count, as an object in the rating's order.
+struct Counts<'a>(&'a [pb::TechniqueCount]);
+
+impl Serialize for Counts<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for c in self.0 {
+            map.serialize_entry(&c.technique_name, &c.count)?;
+        }
+        map.end()
+    }
 }
 
 fn label_name(label: i32) -> &'static str {
@@ -591,156 +581,31 @@ pub async fn rate(args: FileArgs) -> anyhow::Result<i32> {
                 (Output::Text, Some(rating)) => {
                     (format!("line {line}: {}", text_rating(rating)), false)
                 }
-                (Output::Jsonl, Some(rating)) => (
-                    format!("{{\"line\":{line},{}}}", json_rating(rating)),
-                    false,
-                ),
+                (Output::Jsonl, Some(rating)) => {
+                    #[derive(Serialize)]
+                    struct Rated<'a> {
+                        line: usize,
+                        #[serde(flatten)]
+                        rating: JsonRating<'a>,
+                    }
+                    let rating = JsonRating::of(rating);
+                    (json_line(&Rated { line, rating }), false)
+                }
                 (Output::Text, None) => (
                     format!("line {line}: not rated: {}", outcome_name(r.outcome)),
                     true,
                 ),
-                (Output::Jsonl, None) => (
-                    format!(
-                        "{{\"line\":{line},\"outcome\":\"{}\"}}",
-                        outcome_name(r.outcome)
-                    ),
-                    true,
-                ),
+                (Output::Jsonl, None) => {
+                    #[derive(Serialize)]
+                    struct NotRated {
+                        line: usize,
+                        outcome: &'static str,
+                    }
+                    let outcome = outcome_name(r.outcome);
+                    (json_line(&NotRated { line, outcome }), true)
+                }
             }
         }
     })
     .await
-}
-
-/// Reads "A..B", "A..", "..B" or "A" into a clue range (0: no bound).
-fn parse_clues(text: &str) -> anyhow::Result<(u32, u32)> {
-    let num = |s: &str| -> anyhow::Result<u32> {
-        if s.is_empty() {
-            return Ok(0);
-        }
-        s.trim()
-            .parse()
-            .with_context(|| format!("--clues {text:?}: {s:?} is not a number"))
-    };
-    match text.split_once("..") {
-        Some((a, b)) => Ok((num(a)?, num(b)?)),
-        None => {
-            let n = num(text)?;
-            Ok((n, n))
-        }
-    }
-}
-
-/// `sudoku generate`.
-pub async fn generate(args: GenerateArgs) -> anyhow::Result<i32> {
-    let (min_clues, max_clues) = match &args.clues {
-        Some(c) => parse_clues(c)?,
-        None => (0, 0),
-    };
-    let label_pb = |l: Option<Label>| {
-        l.map_or(pb::Label::Unspecified, |l| match l {
-            Label::Easy => pb::Label::Easy,
-            Label::Medium => pb::Label::Medium,
-            Label::Hard => pb::Label::Hard,
-            Label::Expert => pb::Label::Expert,
-            Label::Extreme => pb::Label::Extreme,
-        }) as i32
-    };
-    let symmetry = match args.symmetry {
-        Symmetry::None => pb::Symmetry::None,
-        Symmetry::Rotate180 => pb::Symmetry::Rotate180,
-        Symmetry::Rotate90 => pb::Symmetry::Rotate90,
-        Symmetry::MirrorHorizontal => pb::Symmetry::MirrorHorizontal,
-        Symmetry::MirrorVertical => pb::Symmetry::MirrorVertical,
-        Symmetry::Diagonal => pb::Symmetry::Diagonal,
-        Symmetry::AntiDiagonal => pb::Symmetry::AntiDiagonal,
-        Symmetry::MirrorBoth => pb::Symmetry::MirrorBoth,
-    };
-    let request = pb::GenerateRequest {
-        count: args.count,
-        label: label_pb(args.level),
-        min_label: label_pb(args.min_level),
-        min_rating: args.min_rating.unwrap_or(0.0),
-        max_rating: args.max_rating.unwrap_or(0.0),
-        symmetry: symmetry as i32,
-        min_clues,
-        max_clues,
-        seed: args.seed,
-        cells: false,
-        ..Default::default()
-    };
-    let mut request = request;
-    if let Some(b) = &args.boxx {
-        let shape = parse_box(b)?;
-        request.box_rows = shape.box_rows() as u32;
-        request.box_cols = shape.box_cols() as u32;
-        request.cells = shape.side() > crate::puzzle::sized::MAX_TEXT_SIDE;
-    }
-    let backend = Backend::new(&args.target).await?;
-    let mut stream = match backend {
-        Backend::Remote(mut c) => c.generate(request).await?.into_inner().boxed(),
-        Backend::Local(s) => SudokuService::generate(&s, Request::new(request))
-            .await?
-            .into_inner()
-            .boxed(),
-    };
-    let mut out = std::io::stdout().lock();
-    let mut told_seed = args.seed.is_some();
-    while let Some(item) = stream.next().await {
-        let r = match item {
-            Ok(r) => r,
-            Err(status) => {
-                eprintln!(
-                    "sudoku: generate ended: {} {}",
-                    crate::telemetry::metrics::code_name(status.code()),
-                    for_people(status.message())
-                );
-                return Ok(1);
-            }
-        };
-        if !told_seed {
-            eprintln!("seed {}", r.seed);
-            told_seed = true;
-        }
-        let Some(p) = r.puzzle else { continue };
-        let puzzle = grid_text(p.puzzle.as_ref());
-        match args.target.output {
-            Output::Text => writeln!(out, "{puzzle}")?,
-            Output::Jsonl => {
-                // Unrated puzzles (sizes other than 9x9) have no rating
-                // member, and no comma before it.
-                let rating = p
-                    .rating
-                    .as_ref()
-                    .map(|r| format!(",{}", json_rating(r)))
-                    .unwrap_or_default();
-                writeln!(
-                    out,
-                    "{{\"index\":{},\"seed\":{},\"puzzle\":\"{puzzle}\",\"solution\":\"{}\",\"clues\":{},\"minimal\":{},\"attempts\":{}{rating}}}",
-                    r.index,
-                    r.seed,
-                    grid_text(p.solution.as_ref()),
-                    p.clues,
-                    p.minimal,
-                    p.attempts
-                )?
-            }
-        }
-        out.flush()?;
-    }
-    Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clue_ranges_read() {
-        assert_eq!(parse_clues("22..26").unwrap(), (22, 26));
-        assert_eq!(parse_clues("..26").unwrap(), (0, 26));
-        assert_eq!(parse_clues("24..").unwrap(), (24, 0));
-        assert_eq!(parse_clues("25").unwrap(), (25, 25));
-        assert!(parse_clues("a..3").is_err());
-    }
 }

@@ -1,8 +1,7 @@
-//! The SolveBatch messages of `sudoku solve --server`, written and read by
-//! hand, so a puzzle costs no allocation on its way out or back: prost's
-//! generated types give each puzzle a `String` going out (and the tracker
-//! of unanswered items a copy of it), and each answer a `String` and a
-//! decoded tree coming back, which made about a third of the client's CPU.
+//! The codec of `sudoku solve --server`: SolveBatch messages written and
+//! read by hand, so a puzzle costs no allocation on its way out or back
+//! (prost's generated types give each puzzle a `String` going out, and each
+//! answer a `String` and a decoded tree coming back).
 //!
 //! The bytes are the protobuf encoding of `SolveBatchRequest` and
 //! `SolveBatchResponse`, field for field (the tests check both against
@@ -15,7 +14,8 @@ use prost::bytes::{Buf, BufMut};
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
-use super::solve::{Answer, Done, Outcome, code_name, for_people};
+use super::answer::{Answer, Done, Outcome};
+use super::words::{code_name, for_people};
 use crate::pb;
 use crate::puzzle::{CELLS, Grid};
 

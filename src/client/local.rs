@@ -1,0 +1,133 @@
+//! The local pool of `sudoku solve --local`: puzzles solved in this
+//! process with the 9x9 engine, by the reading thread itself or by a pool
+//! of solver threads fed work items through a bounded channel.
+
+use std::io::Read;
+use std::time::Instant;
+
+use super::answer::{Done, Meta, Outcome};
+use super::input::{Work, read_input};
+use super::printer::Msg;
+use super::window::Window;
+use crate::puzzle::Grid;
+use crate::solver::Solver;
+
+/// How each puzzle is solved in-process.
+#[derive(Clone, Copy)]
+pub(super) struct Rules {
+    /// Solutions to look for: 1, or 2 for a uniqueness check.
+    pub(super) limit: u32,
+    /// Work budget per puzzle, in search nodes.
+    pub(super) max_nodes: u64,
+    /// Time each solve (for `--output jsonl`; text output shows no times,
+    /// and two clock reads a puzzle slow an easy set).
+    pub(super) timed: bool,
+}
+
+/// Puzzles per work item with several `--local` threads, at most.
+const LOCAL_ITEM: usize = 64;
+
+/// Solves in-process, reading on the calling thread: the reader feeds
+/// `threads` solver threads work items of `batch` (at most [`LOCAL_ITEM`])
+/// puzzles through a bounded channel. With one thread the reader solves
+/// each puzzle itself as it reads it: no puzzle crosses threads on its way
+/// in, no thread is started but the writer, and answers go to the writer
+/// `batch` at a time. Returns when the input is read and solved (or
+/// printing stopped).
+pub(super) fn solve_local(
+    input: Box<dyn Read + Send>,
+    window: &Window,
+    to_writer: async_channel::Sender<Msg>,
+    rules: Rules,
+    threads: usize,
+    batch: usize,
+    queue: usize,
+) {
+    if threads <= 1 {
+        let mut solver = Solver::new(&Grid::EMPTY, 1);
+        let mut answers = Vec::with_capacity(batch);
+        read_input(input, window, &to_writer, |w| {
+            match w {
+                Work::Puzzle(seq, meta, g) => {
+                    answers.push((seq, Some(meta), solve_one(&mut solver, &g, rules)));
+                    if answers.len() < batch {
+                        return true;
+                    }
+                }
+                Work::Idle if answers.is_empty() => return true,
+                Work::Idle => {}
+            }
+            let full = std::mem::replace(&mut answers, Vec::with_capacity(batch));
+            to_writer.send_blocking(Msg::Answers(full)).is_ok()
+        });
+        return;
+    }
+    // Threads share out items of at most LOCAL_ITEM puzzles, so that a
+    // small set of hard puzzles still spreads over all of them.
+    let batch = batch.min(LOCAL_ITEM);
+    let (jobs, todo) = async_channel::bounded::<Vec<(u64, Meta, Grid)>>(queue);
+    for _ in 0..threads {
+        let todo = todo.clone();
+        let to_writer = to_writer.clone();
+        std::thread::spawn(move || {
+            // One solver per thread, restarted per puzzle: no allocation
+            // in the engine.
+            let mut solver = Solver::new(&Grid::EMPTY, 1);
+            while let Ok(items) = todo.recv_blocking() {
+                let answers = items
+                    .into_iter()
+                    .map(|(seq, meta, g)| (seq, Some(meta), solve_one(&mut solver, &g, rules)))
+                    .collect();
+                if to_writer.send_blocking(Msg::Answers(answers)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    drop(todo);
+    let mut items = Vec::with_capacity(batch);
+    read_input(input, window, &to_writer, |w| {
+        match w {
+            Work::Puzzle(seq, meta, g) => {
+                items.push((seq, meta, g));
+                if items.len() < batch {
+                    return true;
+                }
+            }
+            Work::Idle if items.is_empty() => return true,
+            Work::Idle => {}
+        }
+        let full = std::mem::replace(&mut items, Vec::with_capacity(batch));
+        jobs.send_blocking(full).is_ok()
+    });
+}
+
+/// Solves one puzzle with `solver`, restarted for it.
+fn solve_one(solver: &mut Solver, g: &Grid, rules: Rules) -> Done {
+    let Rules {
+        limit,
+        max_nodes,
+        timed,
+    } = rules;
+    let started = timed.then(Instant::now);
+    solver.restart(g, limit);
+    solver.resume(max_nodes);
+    let a = solver.answer();
+    let micros = started.map_or(0, |t| t.elapsed().as_micros() as u64);
+    let outcome = match (a.solution, a.count, a.complete) {
+        (Some(_), 1, _) if limit == 1 => Outcome::Solved,
+        (Some(_), 1, true) => Outcome::Solved,
+        (Some(_), n, _) if n >= 2 => Outcome::NotUnique,
+        (None, 0, true) => Outcome::NoSolution,
+        _ => Outcome::WorkLimit,
+    };
+    Done {
+        outcome,
+        solution: a.solution,
+        count: u64::from(a.count),
+        guesses: a.stats.guesses,
+        nodes: a.stats.nodes,
+        micros,
+        error: None,
+    }
+}
