@@ -262,12 +262,19 @@ pub(super) fn sized_answer_to_pb(
 }
 
 /// Reads the options into the number of solutions to look for.
+///
+/// In count mode OUTCOME_SOLVED says the solution is the only one, which a
+/// search that stops at the first solution cannot know: a `max_solutions`
+/// of 1 counts to 2, as 0 does, so that a grid with several solutions is
+/// never answered SOLVED. Refusing 1 (INVALID_ARGUMENT) would also be
+/// honest, but would fail callers that get an answer today; counting one
+/// further costs at most one more solution's search.
 pub(super) fn parse_limit(options: Option<&pb::SolveOptions>, field: &str) -> Result<u32, Failure> {
     let Some(o) = options else { return Ok(1) };
     match pb::SolveMode::try_from(o.mode) {
         Ok(pb::SolveMode::Unspecified | pb::SolveMode::Any) => Ok(1),
         Ok(pb::SolveMode::Count) => match o.max_solutions {
-            0 => Ok(2),
+            0 | 1 => Ok(2),
             n if n <= MAX_SOLUTIONS_LIMIT => Ok(n),
             n => Err(violation(
                 format!("{field}.max_solutions"),
@@ -826,6 +833,8 @@ mod tests {
             max_solutions: n,
         };
         assert_eq!(parse_limit(Some(&count(0)), "options"), Ok(2));
+        assert_eq!(parse_limit(Some(&count(1)), "options"), Ok(2));
+        assert_eq!(parse_limit(Some(&count(2)), "options"), Ok(2));
         assert_eq!(parse_limit(Some(&count(7)), "options"), Ok(7));
         assert!(parse_limit(Some(&count(MAX_SOLUTIONS_LIMIT + 1)), "options").is_err());
         let bad_mode = pb::SolveOptions {
