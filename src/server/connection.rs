@@ -200,7 +200,8 @@ where
         ) {
             parts.extensions.insert(self.share.clone());
         }
-        let body = Metered::new(body, self.share.clone(), self.max_message);
+        let one_message = crate::service::takes_one_message(parts.uri.path());
+        let body = Metered::new(body, self.share.clone(), self.max_message, one_message);
         self.routes
             .call(tonic::codegen::http::Request::from_parts(parts, body))
     }

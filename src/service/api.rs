@@ -432,7 +432,7 @@ impl SudokuService for Sudoku {
         let share = request.extensions().get::<Share>();
         let answer = async {
             let solution = self
-                .solve_unary(request.get_ref(), deadline, tenant, share)
+                .solve_unary(request.get_ref(), deadline?, tenant, share)
                 .await?;
             record_solution(&tracing::Span::current(), &solution);
             Ok(pb::SolveResponse {
@@ -451,10 +451,10 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::ValidateResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
         let share = request.extensions().get::<Share>();
-        self.unary(
-            traces::call_span("Validate", request.metadata()),
-            self.validate_unary(request.get_ref(), deadline, tenant, share),
-        )
+        self.unary(traces::call_span("Validate", request.metadata()), async {
+            self.validate_unary(request.get_ref(), deadline?, tenant, share)
+                .await
+        })
         .await
     }
 
@@ -464,8 +464,8 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::HintResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
         let span = traces::call_span("Hint", request.metadata());
-        self.unary(span, self.hint_unary(request.get_ref(), deadline, tenant))
-            .await
+        let answer = async { self.hint_unary(request.get_ref(), deadline?, tenant).await };
+        self.unary(span, answer).await
     }
 
     async fn rate(
@@ -474,8 +474,8 @@ impl SudokuService for Sudoku {
     ) -> Result<Response<pb::RateResponse>, Status> {
         let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
         let span = traces::call_span("Rate", request.metadata());
-        self.unary(span, self.rate_unary(request.get_ref(), deadline, tenant))
-            .await
+        let answer = async { self.rate_unary(request.get_ref(), deadline?, tenant).await };
+        self.unary(span, answer).await
     }
 
     type GenerateStream = GenerateStream;
@@ -487,7 +487,8 @@ impl SudokuService for Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown.into());
         }
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = deadline_of(request.metadata())?;
+        let tenant = tenant_of(&request);
         let plan = parse_generate(request.get_ref(), fresh_seed)?;
         Ok(Response::new(self.open_generate(plan, deadline, tenant)))
     }
@@ -501,7 +502,7 @@ impl SudokuService for Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown.into());
         }
-        let deadline = deadline_of(request.metadata());
+        let deadline = deadline_of(request.metadata())?;
         let tenant = tenant_of(&request);
         let span = traces::call_span("SolveBatch", request.metadata());
         let share = request.extensions().get::<Share>().cloned();
@@ -523,7 +524,10 @@ impl SudokuService for Sudoku {
         let tenant = tenant_of(&request);
         let span = traces::call_span("SolveStream", request.metadata());
         let share = request.extensions().get::<Share>().cloned();
-        match self.open_stream(request.into_inner(), span.clone(), deadline, tenant, share) {
+        let opened = deadline.and_then(|deadline| {
+            self.open_stream(request.into_inner(), span.clone(), deadline, tenant, share)
+        });
+        match opened {
             Ok(stream) => Ok(Response::new(stream)),
             Err(failure) => {
                 count_failure(&self.shared.gauges, &failure);

@@ -1,11 +1,36 @@
 //! Honest answers (issue 32): count mode never calls a grid with several
-//! solutions SOLVED, whatever `max_solutions` says.
+//! solutions SOLVED, whatever `max_solutions` says; a malformed
+//! `grpc-timeout` fails the call with INTERNAL (as grpc-go answers it)
+//! instead of running it with no deadline; a second request message on a
+//! call that takes one is refused with INTERNAL over gRPC and gRPC-Web
+//! alike, instead of answered from the first.
 
 use std::time::Duration;
 
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use prost::Message;
 use sudoku_grpc::pb;
+use tonic::Code;
+use tonic::codegen::Bytes;
+use tonic::codegen::http::{Request, StatusCode, Version, header};
+use tonic_types::StatusExt;
 
-use crate::support::{CLASSIC, TestServer};
+use crate::grpc_web::{base64, frames, unbase64};
+use crate::support::{CLASSIC, TestServer, bare_client};
+
+const SOLVE: &str = "/sudoku.v1.SudokuService/Solve";
+
+/// The reason of `status`'s google.rpc.ErrorInfo, whose domain must be the
+/// service's.
+fn reason(status: &tonic::Status) -> String {
+    let info = status
+        .get_details_error_info()
+        .unwrap_or_else(|| panic!("no ErrorInfo in {status:?}"));
+    assert_eq!(info.domain, "sudoku.v1", "{status:?}");
+    info.reason
+}
 
 fn text(t: &str) -> Option<pb::Grid> {
     Some(pb::Grid {
@@ -151,5 +176,328 @@ async fn count_mode_with_max_solutions_1_is_honest_in_streams_too() {
         };
         assert_eq!(s.outcome(), pb::Outcome::MultipleSolutions, "item {}", r.id);
         assert_eq!(s.solution_count, 2);
+    }
+}
+
+// --- grpc-timeout -------------------------------------------------------------
+
+/// Values the gRPC spec does not allow for `grpc-timeout` (1 to 8 digits
+/// and one of H M S m u n).
+const MALFORMED_TIMEOUTS: [&str; 10] = [
+    "1",
+    "H",
+    "-1S",
+    "1.5S",
+    "123456789S",
+    "+1S",
+    "1s",
+    "S1",
+    "1 S",
+    "",
+];
+
+/// `message` with a `grpc-timeout` of `value`.
+fn timed<T>(message: T, value: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request
+        .metadata_mut()
+        .insert("grpc-timeout", value.parse().unwrap());
+    request
+}
+
+#[tokio::test]
+async fn a_malformed_grpc_timeout_fails_every_rpc_with_internal() {
+    let server = TestServer::start().await;
+    // A bare client sends the header as it is and keeps no timer.
+    let client = bare_client(server.addr);
+    for value in MALFORMED_TIMEOUTS {
+        let mut c = client.clone();
+        let solve = || pb::SolveRequest {
+            puzzle: text(CLASSIC),
+            options: None,
+        };
+        let items = vec![pb::BatchItem {
+            id: 1,
+            puzzle: text(CLASSIC),
+        }];
+        let mut statuses = vec![
+            ("Solve", c.solve(timed(solve(), value)).await.unwrap_err()),
+            (
+                "Validate",
+                c.validate(timed(
+                    pb::ValidateRequest {
+                        puzzle: text(CLASSIC),
+                        current: None,
+                    },
+                    value,
+                ))
+                .await
+                .unwrap_err(),
+            ),
+            (
+                "Hint",
+                c.hint(timed(
+                    pb::HintRequest {
+                        puzzle: text(CLASSIC),
+                        candidates: None,
+                    },
+                    value,
+                ))
+                .await
+                .unwrap_err(),
+            ),
+            (
+                "Rate",
+                c.rate(timed(
+                    pb::RateRequest {
+                        puzzle: text(CLASSIC),
+                    },
+                    value,
+                ))
+                .await
+                .unwrap_err(),
+            ),
+        ];
+        // The streams fail before their first message.
+        let generate = c
+            .generate(timed(pb::GenerateRequest::default(), value))
+            .await;
+        let stream = c
+            .solve_stream(timed(
+                pb::SolveStreamRequest {
+                    items: items.clone(),
+                    options: None,
+                },
+                value,
+            ))
+            .await;
+        let batch = c
+            .solve_batch(timed(
+                tokio_stream::iter(vec![pb::SolveBatchRequest {
+                    items,
+                    options: None,
+                }]),
+                value,
+            ))
+            .await;
+        statuses.push(("Generate", generate.map(|_| ()).unwrap_err()));
+        statuses.push(("SolveStream", stream.map(|_| ()).unwrap_err()));
+        statuses.push(("SolveBatch", batch.map(|_| ()).unwrap_err()));
+        for (rpc, status) in statuses {
+            assert_eq!(
+                status.code(),
+                Code::Internal,
+                "{rpc}, {value:?}: {status:?}"
+            );
+            assert!(
+                status.message().starts_with("malformed grpc-timeout"),
+                "{rpc}, {value:?}: {status:?}"
+            );
+            assert_eq!(reason(&status), "MALFORMED_TIMEOUT", "{rpc}, {value:?}");
+        }
+    }
+    // The largest value the spec allows, in every unit, is a deadline.
+    let mut c = client.clone();
+    for unit in ["H", "M", "S", "m", "u"] {
+        let value = format!("99999999{unit}");
+        let solution = c
+            .solve(timed(
+                pb::SolveRequest {
+                    puzzle: text(CLASSIC),
+                    options: None,
+                },
+                &value,
+            ))
+            .await
+            .unwrap_or_else(|s| panic!("{value}: {s:?}"))
+            .into_inner()
+            .solution
+            .unwrap();
+        assert_eq!(solution.outcome(), pb::Outcome::Solved, "{value}");
+    }
+    // And 8 digits of nanoseconds (0.1 s) are a deadline too: passed, or
+    // met, never malformed.
+    let met = c
+        .solve(timed(
+            pb::SolveRequest {
+                puzzle: text(CLASSIC),
+                options: None,
+            },
+            "99999999n",
+        ))
+        .await;
+    if let Err(status) = met {
+        assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    }
+}
+
+// --- one request message ------------------------------------------------------
+
+/// One gRPC message frame: flag byte, big-endian length, payload.
+fn frame(message: &impl Message) -> Vec<u8> {
+    let bytes = message.encode_to_vec();
+    let mut out = vec![0u8];
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(&bytes);
+    out
+}
+
+/// The status of a raw HTTP/2 gRPC call of `path` whose body is `chunks`,
+/// sent one by one with a pause between them (so that the server reads the
+/// first message before the second arrives).
+async fn grpc_call(server: &TestServer, path: &str, chunks: Vec<Vec<u8>>) -> tonic::Status {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<_, std::convert::Infallible>>(4);
+    tokio::spawn(async move {
+        for chunk in chunks {
+            if tx
+                .send(Ok(hyper::body::Frame::data(Bytes::from(chunk))))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    let body = StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(rx));
+    let client = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http();
+    let request = Request::post(format!("http://{}{path}", server.addr))
+        .header(header::CONTENT_TYPE, "application/grpc")
+        .header("te", "trailers")
+        .body(body)
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(10), client.request(request))
+        .await
+        .expect("an answer within 10 s")
+        .unwrap();
+    let (parts, body) = response.into_parts();
+    let trailers = tokio::time::timeout(Duration::from_secs(10), body.collect())
+        .await
+        .expect("the body within 10 s")
+        .unwrap()
+        .trailers()
+        .cloned();
+    tonic::Status::from_header_map(&parts.headers)
+        .or_else(|| trailers.as_ref().and_then(tonic::Status::from_header_map))
+        .unwrap_or_else(|| panic!("no grpc-status in {parts:?} / {trailers:?}"))
+}
+
+fn assert_refused(status: &tonic::Status, what: &str) {
+    assert_eq!(status.code(), Code::Internal, "{what}: {status:?}");
+    assert!(
+        status.message().contains("cardinality violation"),
+        "{what}: {status:?}"
+    );
+    assert_eq!(reason(status), "MULTIPLE_MESSAGES", "{what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_request_message_is_refused_over_grpc() {
+    let server = TestServer::start().await;
+    let solve = frame(&pb::SolveRequest {
+        puzzle: text(CLASSIC),
+        options: None,
+    });
+    let hint = frame(&pb::HintRequest {
+        puzzle: text(CLASSIC),
+        candidates: None,
+    });
+    let stream = frame(&pb::SolveStreamRequest {
+        items: vec![pb::BatchItem {
+            id: 1,
+            puzzle: text(CLASSIC),
+        }],
+        options: None,
+    });
+    let generate = frame(&pb::GenerateRequest::default());
+    let empty = frame(&pb::SolveRequest::default());
+    let cases: Vec<(&str, Vec<Vec<u8>>)> = vec![
+        (SOLVE, vec![[solve.clone(), solve.clone()].concat()]),
+        (SOLVE, vec![solve.clone(), solve.clone()]),
+        // The second message may be empty: it is still a message.
+        (SOLVE, vec![solve.clone(), empty]),
+        ("/sudoku.v1.SudokuService/Hint", vec![hint.clone(), hint]),
+        (
+            "/sudoku.v1.SudokuService/SolveStream",
+            vec![[stream.clone(), stream].concat()],
+        ),
+        (
+            "/sudoku.v1.SudokuService/Generate",
+            vec![generate.clone(), generate],
+        ),
+    ];
+    for (path, chunks) in cases {
+        let what = format!("{path}, {} chunks", chunks.len());
+        assert_refused(&grpc_call(&server, path, chunks).await, &what);
+    }
+    // One message, even in two chunks, is answered.
+    let (a, b) = solve.split_at(7);
+    let status = grpc_call(&server, SOLVE, vec![a.to_vec(), b.to_vec()]).await;
+    assert_eq!(status.code(), Code::Ok, "{status:?}");
+    // SolveBatch takes a stream of messages.
+    let batch = frame(&pb::SolveBatchRequest {
+        items: vec![pb::BatchItem {
+            id: 1,
+            puzzle: text(CLASSIC),
+        }],
+        options: None,
+    });
+    let status = grpc_call(
+        &server,
+        "/sudoku.v1.SudokuService/SolveBatch",
+        vec![batch.clone(), batch],
+    )
+    .await;
+    assert_eq!(status.code(), Code::Ok, "{status:?}");
+}
+
+#[tokio::test]
+async fn a_second_request_message_is_refused_over_grpc_web() {
+    let server = TestServer::start().await;
+    let one = frame(&pb::SolveRequest {
+        puzzle: text(CLASSIC),
+        options: None,
+    });
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    for text_form in [false, true] {
+        for messages in [1, 2] {
+            let body = one.repeat(messages);
+            let (content_type, body) = if text_form {
+                ("application/grpc-web-text", base64(&body).into_bytes())
+            } else {
+                ("application/grpc-web+proto", body)
+            };
+            let request = Request::post(format!("http://{}{SOLVE}", server.addr))
+                .header("content-type", content_type)
+                .header("accept", content_type)
+                .header("x-grpc-web", "1")
+                .body(Full::new(Bytes::from(body)))
+                .unwrap();
+            let response = tokio::time::timeout(Duration::from_secs(10), client.request(request))
+                .await
+                .expect("an answer within 10 s")
+                .unwrap();
+            assert_eq!(response.version(), Version::HTTP_11);
+            assert_eq!(response.status(), StatusCode::OK);
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let body = if text_form {
+                unbase64(&body)
+            } else {
+                body.to_vec()
+            };
+            let (answers, trailers) = frames(&body);
+            let trailers = trailers.expect("a trailers frame");
+            let status = tonic::Status::from_header_map(&trailers).expect("a grpc-status");
+            let what = format!("text {text_form}, {messages} messages");
+            if messages == 1 {
+                assert_eq!(status.code(), Code::Ok, "{what}: {status:?}");
+                assert_eq!(answers.len(), 1, "{what}");
+            } else {
+                assert!(answers.is_empty(), "{what}: answered {answers:?}");
+                assert_refused(&status, &what);
+            }
+        }
     }
 }
