@@ -265,6 +265,9 @@ impl Sudoku {
     /// Answers one Hint request: the easiest step from the grid (and its
     /// pencil marks), found on a solver thread, or else the fallback step
     /// from the solution of the placed digits, searched as Solve searches.
+    /// Pencil marks are first checked against that solution: a mark that
+    /// removed the solution's digit is the step ("r3c4 must keep 7"), since
+    /// any technique reasoning from it could place or remove wrongly.
     async fn hint_unary(
         &self,
         request: &pb::HintRequest,
@@ -288,6 +291,30 @@ impl Sudoku {
                 search_complete: true,
             });
         }
+        let no_step = |search_complete| pb::HintResponse {
+            step: None,
+            solved: false,
+            search_complete,
+        };
+        // The candidates the grid alone leaves hold every solution's digits;
+        // a player's marks need not, so they are checked first.
+        let mut solved = None;
+        if marks.is_some() {
+            let answer = self.hint_search(&state, form, deadline, tenant).await?;
+            let Some(solution) = answer.solution.filter(|_| answer.complete) else {
+                // Past the work budget the marks cannot be checked; without
+                // a solution there is nothing to check them against.
+                return Ok(no_step(answer.complete));
+            };
+            if let Some(step) = logic::missing_candidate(&state, &solution) {
+                return Ok(pb::HintResponse {
+                    step: Some(step_to_pb(&step)),
+                    solved: false,
+                    search_complete: true,
+                });
+            }
+            solved = Some(solution);
+        }
         let step = self
             .on_pool(tenant, deadline, move || logic::hint(&state))
             .await?;
@@ -298,31 +325,45 @@ impl Sudoku {
                 search_complete: true,
             });
         }
-        // No listed technique applies. The fallback's search can be as long
-        // as any Solve's, so it runs as one: within the work budget, in
-        // slices that stop at the deadline or when the caller leaves, in
-        // turns on the solver threads.
-        let answer = {
-            let _permit = self
-                .shared
-                .permits
-                .try_acquire()
-                .map_err(|_| Failure::Overloaded)?;
-            let job = Job {
-                grid: state.grid(),
-                form,
-                limit: 1,
-            };
-            self.search_job(job, deadline, tenant).await?.0
+        // No listed technique applies: the fallback step is the solution's
+        // digit for one cell.
+        let (solution, complete) = match solved {
+            Some(solution) => (Some(solution), true),
+            None => {
+                let answer = self.hint_search(&state, form, deadline, tenant).await?;
+                (answer.solution, answer.complete)
+            }
         };
-        let step = answer
-            .solution
-            .and_then(|solution| logic::search_step_from(&state, &solution));
+        let step = solution.and_then(|solution| logic::search_step_from(&state, &solution));
         Ok(pb::HintResponse {
             step: step.as_ref().map(step_to_pb),
             solved: false,
-            search_complete: answer.complete,
+            search_complete: complete,
         })
+    }
+
+    /// The search behind Hint: one solution of the placed digits. It can be
+    /// as long as any Solve's, so it runs as one: under a permit (or the
+    /// call is shed), within the work budget, in slices that stop at the
+    /// deadline or when the caller leaves, in turns on the solver threads.
+    async fn hint_search(
+        &self,
+        state: &Candidates,
+        form: Form,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<crate::solver::Answer, Failure> {
+        let _permit = self
+            .shared
+            .permits
+            .try_acquire()
+            .map_err(|_| Failure::Overloaded)?;
+        let job = Job {
+            grid: state.grid(),
+            form,
+            limit: 1,
+        };
+        Ok(self.search_job(job, deadline, tenant).await?.0)
     }
 
     /// Answers one Rate request: the solutions counted up to 2 under the

@@ -497,6 +497,7 @@ pub(super) fn step_to_pb(step: &Step) -> pb::Step {
         technique_name,
         placements: pairs(&step.placements),
         eliminations: pairs(&step.eliminations),
+        restorations: pairs(&step.restorations),
         cells: step.cells.iter().map(|&c| u32::from(c)).collect(),
         units: step.units.iter().map(|&u| unit_ref_to_pb(u)).collect(),
         explanation: step.explanation.clone(),
@@ -799,7 +800,10 @@ mod tests {
 
     #[test]
     fn every_technique_has_its_own_value_in_the_contract() {
-        let all = Technique::ALL.iter().copied().chain([Technique::Search]);
+        let all = Technique::ALL
+            .iter()
+            .copied()
+            .chain([Technique::Search, Technique::MissingCandidate]);
         for t in all {
             let (value, name) = technique_to_pb(t);
             assert_ne!(

@@ -3,7 +3,9 @@
 //! `grpc-timeout` fails the call with INTERNAL (as grpc-go answers it)
 //! instead of running it with no deadline; a second request message on a
 //! call that takes one is refused with INTERNAL over gRPC and gRPC-Web
-//! alike, instead of answered from the first.
+//! alike, instead of answered from the first; and Hint checks a player's
+//! pencil marks against the solution, naming the cell and the digit a mark
+//! removed rather than deriving a wrong step from it.
 
 use std::time::Duration;
 
@@ -11,14 +13,16 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use prost::Message;
+use sudoku_grpc::logic::Candidates;
 use sudoku_grpc::pb;
+use sudoku_grpc::puzzle::Grid;
 use tonic::Code;
 use tonic::codegen::Bytes;
 use tonic::codegen::http::{Request, StatusCode, Version, header};
 use tonic_types::StatusExt;
 
 use crate::grpc_web::{base64, frames, unbase64};
-use crate::support::{CLASSIC, TestServer, bare_client};
+use crate::support::{CLASSIC, TestServer, bare_client, data_set};
 
 const SOLVE: &str = "/sudoku.v1.SudokuService/Solve";
 
@@ -500,4 +504,155 @@ async fn a_second_request_message_is_refused_over_grpc_web() {
             }
         }
     }
+}
+
+// --- Hint and pencil marks ----------------------------------------------------
+
+/// Puzzles of three public sets with their solutions.
+fn puzzles_and_solutions() -> Vec<(Grid, Grid)> {
+    [
+        "puzzles2_17_clue",
+        "puzzles3_magictour_top1465",
+        "puzzles6_forum_hardest_1106",
+    ]
+    .iter()
+    .flat_map(|set| data_set(set).into_iter().take(4))
+    .map(|p| {
+        let g = Grid::from_text(&p).unwrap();
+        (g, sudoku_grpc::solver::solve(&g).unwrap())
+    })
+    .collect()
+}
+
+fn marks_of(state: &Candidates) -> Option<pb::Candidates> {
+    Some(pb::Candidates {
+        masks: state.masks().iter().map(|&m| u32::from(m)).collect(),
+    })
+}
+
+#[tokio::test]
+async fn a_hint_from_marks_that_exclude_the_solution_digit_names_the_cell_and_digit() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut cases = 0;
+    for (puzzle, solution) in puzzles_and_solutions() {
+        let fresh = Candidates::from_grid(&puzzle);
+        let open: Vec<usize> = (0..81).filter(|&c| puzzle.0[c] == 0).collect();
+        // Ten open cells spread over the grid, each with its solution digit
+        // struck from its marks (the rest of the marks as the grid leaves
+        // them, which is right).
+        for &cell in open.iter().step_by(open.len() / 10 + 1) {
+            let d = solution.0[cell];
+            let mut masks = *fresh.masks();
+            masks[cell] = 0x1ff & !(1 << (d - 1));
+            let r = client
+                .hint(pb::HintRequest {
+                    puzzle: text(&puzzle.to_string()),
+                    candidates: Some(pb::Candidates {
+                        masks: masks.iter().map(|&m| u32::from(m)).collect(),
+                    }),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert!(!r.solved && r.search_complete, "{r:?}");
+            let step = r.step.expect("a step");
+            assert_eq!(
+                step.technique(),
+                pb::Technique::MissingCandidate,
+                "{step:?}"
+            );
+            assert_eq!(step.technique_name, "MISSING_CANDIDATE");
+            let restored: Vec<(u32, u32)> = step
+                .restorations
+                .iter()
+                .map(|p| (p.cell, p.digit))
+                .collect();
+            assert_eq!(restored, vec![(cell as u32, u32::from(d))]);
+            assert!(step.placements.is_empty() && step.eliminations.is_empty());
+            assert_eq!(step.cells, vec![cell as u32]);
+            let named = format!("r{}c{} must keep {d}", cell / 9 + 1, cell % 9 + 1);
+            assert!(step.explanation.starts_with(&named), "{}", step.explanation);
+            cases += 1;
+        }
+        // Marks that keep every solution digit give an ordinary step, and
+        // it agrees with the solution.
+        let r = client
+            .hint(pb::HintRequest {
+                puzzle: text(&puzzle.to_string()),
+                candidates: marks_of(&fresh),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let step = r.step.expect("a step");
+        assert_ne!(step.technique(), pb::Technique::MissingCandidate);
+        for p in &step.placements {
+            assert_eq!(p.digit as u8, solution.0[p.cell as usize], "{step:?}");
+        }
+        for e in &step.eliminations {
+            assert_ne!(e.digit as u8, solution.0[e.cell as usize], "{step:?}");
+        }
+    }
+    assert!(cases >= 100, "{cases} cases");
+}
+
+#[tokio::test]
+async fn a_hint_from_marks_never_places_a_wrong_digit() {
+    // The finding: marks that strike the solution's digit from a cell and
+    // leave one other made Hint place that other digit. Every such cell of
+    // the classic now gets the correction instead.
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let puzzle = Grid::from_text(CLASSIC).unwrap();
+    let solution = sudoku_grpc::solver::solve(&puzzle).unwrap();
+    let fresh = Candidates::from_grid(&puzzle);
+    for cell in (0..81).filter(|&c| puzzle.0[c] == 0) {
+        let d = solution.0[cell];
+        let Some(wrong) = (1..=9u8).find(|&w| w != d && fresh.mask(cell) & (1 << (w - 1)) != 0)
+        else {
+            continue;
+        };
+        let mut masks = *fresh.masks();
+        masks[cell] = 1 << (wrong - 1);
+        let r = client
+            .hint(pb::HintRequest {
+                puzzle: text(CLASSIC),
+                candidates: Some(pb::Candidates {
+                    masks: masks.iter().map(|&m| u32::from(m)).collect(),
+                }),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let step = r.step.expect("a step");
+        for p in &step.placements {
+            assert_eq!(
+                p.digit as u8, solution.0[p.cell as usize],
+                "cell {cell}: {step:?}"
+            );
+        }
+        assert_eq!(step.technique(), pb::Technique::MissingCandidate);
+        assert_eq!(step.restorations[0].cell, cell as u32);
+        assert_eq!(step.restorations[0].digit, u32::from(d));
+    }
+    // A wrong entry (placed digits without a solution) with marks: no step.
+    let mut wrong = CLASSIC.as_bytes().to_vec();
+    let first_open = wrong.iter().position(|&b| b == b'.').unwrap();
+    let d = solution.0[first_open];
+    let other = (1..=9u8)
+        .find(|&w| w != d && fresh.mask(first_open) & (1 << (w - 1)) != 0)
+        .expect("a second candidate");
+    wrong[first_open] = b'0' + other;
+    let wrong = std::str::from_utf8(&wrong).unwrap();
+    let state = Candidates::from_grid(&Grid::from_text(wrong).unwrap());
+    let r = client
+        .hint(pb::HintRequest {
+            puzzle: text(wrong),
+            candidates: marks_of(&state),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(r.step.is_none() && !r.solved && r.search_complete, "{r:?}");
 }
