@@ -291,20 +291,20 @@ impl Sudoku {
                 search_complete: true,
             });
         }
-        let no_step = |search_complete| pb::HintResponse {
-            step: None,
-            solved: false,
-            search_complete,
-        };
         // The candidates the grid alone leaves hold every solution's digits;
-        // a player's marks need not, so they are checked first.
-        let mut solved = None;
+        // a player's marks need not, so they are checked first (an 81-cell
+        // scan, once the search has found the solution).
+        let mut known = None;
         if marks.is_some() {
             let answer = self.hint_search(&state, form, deadline, tenant).await?;
             let Some(solution) = answer.solution.filter(|_| answer.complete) else {
                 // Past the work budget the marks cannot be checked; without
                 // a solution there is nothing to check them against.
-                return Ok(no_step(answer.complete));
+                return Ok(pb::HintResponse {
+                    step: None,
+                    solved: false,
+                    search_complete: answer.complete,
+                });
             };
             if let Some(step) = logic::missing_candidate(&state, &solution) {
                 return Ok(pb::HintResponse {
@@ -313,7 +313,7 @@ impl Sudoku {
                     search_complete: true,
                 });
             }
-            solved = Some(solution);
+            known = Some(solution);
         }
         let step = self
             .on_pool(tenant, deadline, move || logic::hint(&state))
@@ -326,8 +326,8 @@ impl Sudoku {
             });
         }
         // No listed technique applies: the fallback step is the solution's
-        // digit for one cell.
-        let (solution, complete) = match solved {
+        // digit for one cell, from the search above or one of its own.
+        let (solution, complete) = match known {
             Some(solution) => (Some(solution), true),
             None => {
                 let answer = self.hint_search(&state, form, deadline, tenant).await?;
