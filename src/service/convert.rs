@@ -312,17 +312,25 @@ pub(super) fn deadline_of(metadata: &MetadataMap) -> Result<Option<Instant>, Fai
     Ok(Instant::now().checked_add(timeout))
 }
 
-/// A `grpc-timeout` value as a duration, or what is wrong with it.
+/// A `grpc-timeout` value as a duration, or what is wrong with it; checked
+/// in grpc-go's order (length, unit, digits).
 fn timeout_of(raw: &[u8]) -> Result<Duration, &'static str> {
-    let Some((&unit, digits)) = raw.split_last() else {
-        return Err("empty");
+    let (&unit, digits) = match raw.split_last() {
+        Some((_, [])) | None => return Err("too short"),
+        Some(split) => split,
     };
-    if digits.is_empty() {
-        return Err("no digits");
-    }
     if digits.len() > 8 {
         return Err("more than 8 digits");
     }
+    let scale: fn(u64) -> Duration = match unit {
+        b'H' => |n| Duration::from_secs(n * 3600),
+        b'M' => |n| Duration::from_secs(n * 60),
+        b'S' => Duration::from_secs,
+        b'm' => Duration::from_millis,
+        b'u' => Duration::from_micros,
+        b'n' => Duration::from_nanos,
+        _ => return Err("unknown unit"),
+    };
     if !digits.iter().all(u8::is_ascii_digit) {
         return Err("not a whole number of digits");
     }
@@ -330,15 +338,7 @@ fn timeout_of(raw: &[u8]) -> Result<Duration, &'static str> {
     let n = digits
         .iter()
         .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
-    Ok(match unit {
-        b'H' => Duration::from_secs(n * 3600),
-        b'M' => Duration::from_secs(n * 60),
-        b'S' => Duration::from_secs(n),
-        b'm' => Duration::from_millis(n),
-        b'u' => Duration::from_micros(n),
-        b'n' => Duration::from_nanos(n),
-        _ => return Err("unknown unit"),
-    })
+    Ok(scale(n))
 }
 
 /// How the engine's search ended, as the contract names it.
@@ -869,6 +869,18 @@ mod tests {
                 "{bad}: {}",
                 status.message()
             );
+        }
+        for (bad, why) in [
+            ("", "too short"),
+            ("1", "too short"),
+            ("H", "too short"),
+            ("1x", "unknown unit"),
+            ("1s", "unknown unit"),
+            ("-1S", "not a whole number of digits"),
+            ("1.5S", "not a whole number of digits"),
+            ("123456789S", "more than 8 digits"),
+        ] {
+            assert_eq!(timeout_of(bad.as_bytes()), Err(why), "{bad:?}");
         }
         let mut m = MetadataMap::new();
         m.insert("grpc-timeout", "9".repeat(100).parse().unwrap());
