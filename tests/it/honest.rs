@@ -13,7 +13,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use prost::Message;
-use sudoku_grpc::logic::Candidates;
+use sudoku_grpc::logic::{self, Candidates};
 use sudoku_grpc::pb;
 use sudoku_grpc::puzzle::Grid;
 use tonic::Code;
@@ -597,45 +597,78 @@ async fn a_hint_from_marks_that_exclude_the_solution_digit_names_the_cell_and_di
     assert!(cases >= 100, "{cases} cases");
 }
 
+/// Whether `step` contradicts `solution`: a placement of another digit, or
+/// the elimination of the solution's.
+fn astray(step: &logic::Step, solution: &Grid) -> bool {
+    step.placements
+        .iter()
+        .any(|&(c, d)| solution.0[usize::from(c)] != d)
+        || step
+            .eliminations
+            .iter()
+            .any(|&(c, d)| solution.0[usize::from(c)] == d)
+}
+
 #[tokio::test]
-async fn a_hint_from_marks_never_places_a_wrong_digit() {
-    // The finding: marks that strike the solution's digit from a cell and
-    // leave one other made Hint place that other digit. Every such cell of
-    // the classic now gets the correction instead.
+async fn hint_from_marks_that_exclude_the_solution_gave_a_wrong_step() {
+    // The finding: marks that strike the solution's digit from a cell
+    // made Hint reason from them to a wrong step. Cases where the
+    // techniques alone (what Hint answered before) go astray are picked in
+    // process: a cell's marks cut to one wrong digit, or to all but the
+    // right one. Hint now answers each with the correction.
     let server = TestServer::start().await;
     let mut client = server.client().await;
+    let mut cases = 0;
+    'puzzles: for (puzzle, solution) in puzzles_and_solutions() {
+        let fresh = Candidates::from_grid(&puzzle);
+        for cell in (0..81).filter(|&c| puzzle.0[c] == 0) {
+            let d = solution.0[cell];
+            let others = (1..=9u8).filter(|&w| w != d && fresh.mask(cell) & (1 << (w - 1)) != 0);
+            let marks = others
+                .map(|w| 1u16 << (w - 1))
+                .chain([0x1ff & !(1 << (d - 1))]);
+            for mark in marks {
+                let mut masks = *fresh.masks();
+                masks[cell] = mark;
+                let state = Candidates::with_marks(&puzzle, &masks).unwrap();
+                let Some(unchecked) = logic::hint(&state) else {
+                    continue;
+                };
+                if !astray(&unchecked, &solution) {
+                    continue;
+                }
+                let r = client
+                    .hint(pb::HintRequest {
+                        puzzle: text(&puzzle.to_string()),
+                        candidates: Some(pb::Candidates {
+                            masks: masks.iter().map(|&m| u32::from(m)).collect(),
+                        }),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                let step = r.step.expect("a step");
+                assert_eq!(
+                    step.technique(),
+                    pb::Technique::MissingCandidate,
+                    "{step:?}"
+                );
+                assert!(step.placements.is_empty() && step.eliminations.is_empty());
+                // The lowest cell whose marks lack its digit: this one.
+                let restored = &step.restorations[0];
+                assert_eq!((restored.cell, restored.digit), (cell as u32, u32::from(d)));
+                cases += 1;
+                if cases == 100 {
+                    break 'puzzles;
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 100, "cases where the techniques alone went astray");
+
     let puzzle = Grid::from_text(CLASSIC).unwrap();
     let solution = sudoku_grpc::solver::solve(&puzzle).unwrap();
     let fresh = Candidates::from_grid(&puzzle);
-    for cell in (0..81).filter(|&c| puzzle.0[c] == 0) {
-        let d = solution.0[cell];
-        let Some(wrong) = (1..=9u8).find(|&w| w != d && fresh.mask(cell) & (1 << (w - 1)) != 0)
-        else {
-            continue;
-        };
-        let mut masks = *fresh.masks();
-        masks[cell] = 1 << (wrong - 1);
-        let r = client
-            .hint(pb::HintRequest {
-                puzzle: text(CLASSIC),
-                candidates: Some(pb::Candidates {
-                    masks: masks.iter().map(|&m| u32::from(m)).collect(),
-                }),
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let step = r.step.expect("a step");
-        for p in &step.placements {
-            assert_eq!(
-                p.digit as u8, solution.0[p.cell as usize],
-                "cell {cell}: {step:?}"
-            );
-        }
-        assert_eq!(step.technique(), pb::Technique::MissingCandidate);
-        assert_eq!(step.restorations[0].cell, cell as u32);
-        assert_eq!(step.restorations[0].digit, u32::from(d));
-    }
     // A wrong entry (placed digits without a solution) with marks: no step.
     let mut wrong = CLASSIC.as_bytes().to_vec();
     let first_open = wrong.iter().position(|&b| b == b'.').unwrap();
