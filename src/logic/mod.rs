@@ -81,6 +81,12 @@ pub enum Technique {
     /// digit comes from the engine's solution. Not in [`Technique::ALL`];
     /// [`rate`] never uses it.
     Search,
+    /// Not a technique but a correction ([`missing_candidate`]): a person's
+    /// pencil marks lack the digit the solution puts in a cell, so the cell
+    /// must keep it. A hint from such marks comes before any technique,
+    /// whose steps from them could be wrong. Not in [`Technique::ALL`];
+    /// [`rate`] never uses it.
+    MissingCandidate,
 }
 
 impl Technique {
@@ -128,15 +134,17 @@ impl Technique {
             Technique::HiddenQuad => "HIDDEN_QUAD",
             Technique::SimpleColoring => "SIMPLE_COLORING",
             Technique::Search => "SEARCH",
+            Technique::MissingCandidate => "MISSING_CANDIDATE",
         }
     }
 
-    /// The technique with this stable name ([`Technique::Search`] included).
+    /// The technique with this stable name ([`Technique::Search`] and
+    /// [`Technique::MissingCandidate`] included).
     pub fn from_name(name: &str) -> Option<Technique> {
         Technique::ALL
             .iter()
             .copied()
-            .chain([Technique::Search])
+            .chain([Technique::Search, Technique::MissingCandidate])
             .find(|t| t.name() == name)
     }
 
@@ -162,14 +170,15 @@ impl Technique {
             Technique::Jellyfish => 5.2,
             Technique::HiddenQuad => 5.4,
             Technique::SimpleColoring => 6.5,
-            // Not a technique SE rates; a puzzle that needs it is extreme.
-            Technique::Search => 0.0,
+            // Not techniques SE rates; a puzzle that needs a search is
+            // extreme, and a correction is no step of a rating.
+            Technique::Search | Technique::MissingCandidate => 0.0,
         }
     }
 
     /// The label of a puzzle whose hardest technique is this one.
     pub fn label(self) -> Label {
-        if self == Technique::Search {
+        if matches!(self, Technique::Search | Technique::MissingCandidate) {
             return Label::Extreme;
         }
         let se = self.se_rating();
@@ -291,6 +300,9 @@ pub struct Step {
     pub placements: Vec<(u8, u8)>,
     /// (cell 0-80, digit 1-9) candidates removed.
     pub eliminations: Vec<(u8, u8)>,
+    /// (cell 0-80, digit 1-9) candidates to put back: pencil marks that
+    /// lacked a digit of the solution ([`Technique::MissingCandidate`]).
+    pub restorations: Vec<(u8, u8)>,
     /// The cells that justify the step, for a UI to highlight.
     pub cells: Vec<u8>,
     /// The units the step reasons about.
@@ -305,6 +317,7 @@ impl Step {
             technique: Technique::FullHouse,
             placements: Vec::new(),
             eliminations: Vec::new(),
+            restorations: Vec::new(),
             cells: Vec::new(),
             units: Vec::new(),
             explanation: String::new(),
@@ -404,6 +417,47 @@ pub fn search_step_from(state: &Candidates, solution: &Grid) -> Option<Step> {
         cell / 9 + 1,
         cell % 9 + 1
     );
+    Some(step)
+}
+
+/// The check of a person's pencil marks against the solution of the
+/// placed digits: the first open cell (lowest index) whose candidates in
+/// `state` lack the digit `solution` puts there. Its step, of
+/// [`Technique::MissingCandidate`], puts that digit back ("r3c4 must keep
+/// 7"), names the cell, and says how many other cells lack theirs (without
+/// their digits: a hint gives one away). None when every open cell keeps its
+/// solution's digit: then every technique's step from `state` holds for that
+/// solution, since the techniques only remove what no solution within the
+/// candidates has.
+///
+/// `solution` is a solution of `state`'s placed digits (the engine's first
+/// one; a grid with several is checked against that one).
+pub fn missing_candidate(state: &Candidates, solution: &Grid) -> Option<Step> {
+    let mut missing = (0..81).filter(|&c| {
+        let d = solution.0[c];
+        state.value(c) == 0 && (1..=9).contains(&d) && state.mask(c) & (1 << (d - 1)) == 0
+    });
+    let cell = missing.next()?;
+    let others = missing.count();
+    let d = solution.0[cell];
+    let mut step = Step::empty();
+    step.technique = Technique::MissingCandidate;
+    step.restorations.push((cell as u8, d));
+    step.cells.push(cell as u8);
+    step.explanation = format!(
+        "r{}c{} must keep {d}: the pencil marks removed a digit the solution needs there",
+        cell / 9 + 1,
+        cell % 9 + 1
+    );
+    match others {
+        0 => {}
+        1 => step
+            .explanation
+            .push_str("; 1 more cell lacks its solution's digit"),
+        n => step
+            .explanation
+            .push_str(&format!("; {n} more cells lack their solution's digit")),
+    }
     Some(step)
 }
 

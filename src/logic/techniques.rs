@@ -187,7 +187,7 @@ impl Finder {
             Technique::XyzWing => self.xyz_wing(c),
             Technique::WWing => self.w_wing(c),
             Technique::SimpleColoring => self.simple_coloring(c),
-            Technique::Search => false,
+            Technique::Search | Technique::MissingCandidate => false,
         }
     }
 

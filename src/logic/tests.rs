@@ -639,3 +639,62 @@ fn placing_singles_solves_an_easy_puzzle_and_only_places_the_solution() {
     assert!(placed.is_kept_by(&solution), "{placed}");
     assert!(placed.givens() >= hard.givens());
 }
+
+/// Pencil marks that lack the solution's digit in one cell used to give a
+/// wrong step (a hint derived from them). The check names that cell and
+/// digit instead, for every open cell of puzzles of three sets, and is
+/// silent for marks that keep every solution digit.
+#[test]
+fn marks_that_exclude_the_solution_digit_are_named() {
+    for name in [
+        "puzzles2_17_clue",
+        "puzzles3_magictour_top1465",
+        "puzzles6_forum_hardest_1106",
+    ] {
+        for g in public_set(name, 5) {
+            let solution = solver::solve(&g).unwrap();
+            let fresh = Candidates::from_grid(&g);
+            assert_eq!(missing_candidate(&fresh, &solution), None);
+            for cell in (0..81).filter(|&c| g.0[c] == 0) {
+                let d = solution.0[cell];
+                let mut masks = *fresh.masks();
+                masks[cell] = candidates::ALL_DIGITS & !(1 << (d - 1));
+                let marked = Candidates::with_marks(&g, &masks).unwrap();
+                let step = missing_candidate(&marked, &solution).expect("a missing digit");
+                assert_eq!(step.technique, Technique::MissingCandidate);
+                assert_eq!(step.restorations, vec![(cell as u8, d)]);
+                assert!(step.placements.is_empty() && step.eliminations.is_empty());
+                assert_eq!(step.cells, vec![cell as u8]);
+                let named = format!("r{}c{} must keep {d}", cell / 9 + 1, cell % 9 + 1);
+                assert!(step.explanation.starts_with(&named), "{}", step.explanation);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_first_missing_digit_is_named_and_the_others_counted() {
+    let g = grid(CLASSIC);
+    let solution = solver::solve(&g).unwrap();
+    let mut masks = [0u16; 81];
+    // r1c3 (cell 2) and r1c4 (cell 3) lose their digits; r1c6 is marked
+    // with its digit only, which is right.
+    masks[2] = candidates::ALL_DIGITS & !(1 << (solution.0[2] - 1));
+    masks[3] = candidates::ALL_DIGITS & !(1 << (solution.0[3] - 1));
+    masks[5] = 1 << (solution.0[5] - 1);
+    let marked = Candidates::with_marks(&g, &masks).unwrap();
+    let step = missing_candidate(&marked, &solution).unwrap();
+    assert_eq!(step.restorations, vec![(2, solution.0[2])]);
+    assert_eq!(
+        step.explanation,
+        format!(
+            "r1c3 must keep {}: the pencil marks removed a digit the solution needs there; \
+             1 more cell lacks its solution's digit",
+            solution.0[2]
+        )
+    );
+    assert_eq!(
+        Technique::from_name("MISSING_CANDIDATE"),
+        Some(Technique::MissingCandidate)
+    );
+}

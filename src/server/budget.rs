@@ -28,6 +28,12 @@
 //! HTTP/2 (a client that does not read leaves the body unfinished, and the
 //! charge held). The streams charge their responses themselves
 //! (`service/stream.rs`).
+//!
+//! The same framing counts the messages. A call that takes one request
+//! message (any that is not client-streaming, see
+//! [`crate::service::takes_one_message`]) fails with INTERNAL when the
+//! prefix of a second one arrives, as grpc-go answers it: tonic would read
+//! the first, drop the rest, and answer OK.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -65,13 +71,17 @@ struct Parked {
 }
 
 impl<B> Metered<B> {
-    /// `inner`, charged to `share`; messages over `max_message` bytes fail.
-    pub(super) fn new(inner: B, share: Share, max_message: usize) -> Metered<B> {
+    /// `inner`, charged to `share`; messages over `max_message` bytes fail,
+    /// and so does a second message when `one_message`.
+    pub(super) fn new(inner: B, share: Share, max_message: usize, one_message: bool) -> Metered<B> {
         Metered {
             inner,
             share,
             max_message,
-            framing: Framing::default(),
+            framing: Framing {
+                one_message,
+                ..Framing::default()
+            },
             held: None,
             parked: None,
             failed: false,
@@ -222,12 +232,16 @@ struct Framing {
     room: bool,
     /// A compressed message completed in the last chunk scanned.
     completed_compressed: bool,
+    /// The body may carry one message only.
+    one_message: bool,
+    /// A message's prefix has been read.
+    seen_one: bool,
 }
 
 impl Framing {
     /// Follows `chunk`'s bytes through the framing: a few operations per
     /// message, none per payload byte. Fails when a prefix claims more than
-    /// `max_message` bytes.
+    /// `max_message` bytes, or is a second one where one is allowed.
     fn scan(&mut self, mut chunk: &[u8], max_message: usize) -> Result<(), tonic::Status> {
         self.completed_compressed = false;
         loop {
@@ -252,6 +266,10 @@ impl Framing {
                 return Ok(());
             }
             self.head_len = 0;
+            if self.one_message && self.seen_one {
+                return Err(crate::service::second_message());
+            }
+            self.seen_one = true;
             let [flag, l0, l1, l2, l3] = self.head;
             let claim = u32::from_be_bytes([l0, l1, l2, l3]) as usize;
             if claim > max_message {
@@ -312,7 +330,7 @@ mod tests {
 
     fn metered(chunks: Vec<Vec<u8>>, share: &Share, max_message: usize) -> Metered<Chunks> {
         let chunks = Chunks(chunks.into_iter().map(Bytes::from).collect());
-        Metered::new(chunks, share.clone(), max_message)
+        Metered::new(chunks, share.clone(), max_message, false)
     }
 
     async fn next(b: &mut Metered<Chunks>) -> Option<Result<Frame<Bytes>, BoxError>> {
@@ -353,6 +371,32 @@ mod tests {
         assert_eq!(status.code(), tonic::Code::OutOfRange);
         assert!(status.message().contains("found 1001 bytes"), "{status:?}");
         assert!(Framing::default().scan(&prefix(false, 1000), 1000).is_ok());
+    }
+
+    #[test]
+    fn a_second_message_fails_a_call_that_takes_one() {
+        let mut wire = prefix(false, 3);
+        wire.extend_from_slice(b"abc");
+        wire.extend(prefix(false, 0));
+        for cut in 0..wire.len() {
+            let mut f = Framing {
+                one_message: true,
+                ..Framing::default()
+            };
+            let status = f
+                .scan(&wire[..cut], 1000)
+                .and_then(|()| f.scan(&wire[cut..], 1000))
+                .unwrap_err();
+            assert_eq!(status.code(), tonic::Code::Internal, "cut at {cut}");
+            assert!(status.message().contains("cardinality violation"));
+        }
+        // One message, or a stream of them where streams are allowed.
+        let mut one = Framing {
+            one_message: true,
+            ..Framing::default()
+        };
+        assert!(one.scan(&wire[..8], 1000).is_ok());
+        assert!(Framing::default().scan(&wire, 1000).is_ok());
     }
 
     #[tokio::test]

@@ -201,7 +201,8 @@ where
         if parts.uri.path().starts_with(SERVICE_PATH_PREFIX) {
             parts.extensions.insert(self.share.clone());
         }
-        let body = Metered::new(body, self.share.clone(), self.max_message);
+        let one_message = crate::service::takes_one_message(parts.uri.path());
+        let body = Metered::new(body, self.share.clone(), self.max_message, one_message);
         self.routes
             .call(tonic::codegen::http::Request::from_parts(parts, body))
             .map_ok(hold_answer as fn(Answered) -> Answered)

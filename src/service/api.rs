@@ -269,6 +269,9 @@ impl Sudoku {
     /// Answers one Hint request: the easiest step from the grid (and its
     /// pencil marks), found on a solver thread, or else the fallback step
     /// from the solution of the placed digits, searched as Solve searches.
+    /// Pencil marks are first checked against that solution: a mark that
+    /// removed the solution's digit is the step ("r3c4 must keep 7"), since
+    /// any technique reasoning from it could place or remove wrongly.
     async fn hint_unary(
         &self,
         request: &pb::HintRequest,
@@ -292,6 +295,30 @@ impl Sudoku {
                 search_complete: true,
             });
         }
+        // The candidates the grid alone leaves hold every solution's digits;
+        // a player's marks need not, so they are checked first (an 81-cell
+        // scan, once the search has found the solution).
+        let mut known = None;
+        if marks.is_some() {
+            let answer = self.hint_search(&state, form, deadline, tenant).await?;
+            let Some(solution) = answer.solution.filter(|_| answer.complete) else {
+                // Past the work budget the marks cannot be checked; without
+                // a solution there is nothing to check them against.
+                return Ok(pb::HintResponse {
+                    step: None,
+                    solved: false,
+                    search_complete: answer.complete,
+                });
+            };
+            if let Some(step) = logic::missing_candidate(&state, &solution) {
+                return Ok(pb::HintResponse {
+                    step: Some(step_to_pb(&step)),
+                    solved: false,
+                    search_complete: true,
+                });
+            }
+            known = Some(solution);
+        }
         let step = self
             .on_pool(tenant, deadline, move || logic::hint(&state))
             .await?;
@@ -302,31 +329,45 @@ impl Sudoku {
                 search_complete: true,
             });
         }
-        // No listed technique applies. The fallback's search can be as long
-        // as any Solve's, so it runs as one: within the work budget, in
-        // slices that stop at the deadline or when the caller leaves, in
-        // turns on the solver threads.
-        let answer = {
-            let _permit = self
-                .shared
-                .permits
-                .try_acquire()
-                .map_err(|_| Failure::Overloaded)?;
-            let job = Job {
-                grid: state.grid(),
-                form,
-                limit: 1,
-            };
-            self.search_job(job, deadline, tenant).await?.0
+        // No listed technique applies: the fallback step is the solution's
+        // digit for one cell, from the search above or one of its own.
+        let (solution, complete) = match known {
+            Some(solution) => (Some(solution), true),
+            None => {
+                let answer = self.hint_search(&state, form, deadline, tenant).await?;
+                (answer.solution, answer.complete)
+            }
         };
-        let step = answer
-            .solution
-            .and_then(|solution| logic::search_step_from(&state, &solution));
+        let step = solution.and_then(|solution| logic::search_step_from(&state, &solution));
         Ok(pb::HintResponse {
             step: step.as_ref().map(step_to_pb),
             solved: false,
-            search_complete: answer.complete,
+            search_complete: complete,
         })
+    }
+
+    /// The search behind Hint: one solution of the placed digits. It can be
+    /// as long as any Solve's, so it runs as one: under a permit (or the
+    /// call is shed), within the work budget, in slices that stop at the
+    /// deadline or when the caller leaves, in turns on the solver threads.
+    async fn hint_search(
+        &self,
+        state: &Candidates,
+        form: Form,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<crate::solver::Answer, Failure> {
+        let _permit = self
+            .shared
+            .permits
+            .try_acquire()
+            .map_err(|_| Failure::Overloaded)?;
+        let job = Job {
+            grid: state.grid(),
+            form,
+            limit: 1,
+        };
+        Ok(self.search_job(job, deadline, tenant).await?.0)
     }
 
     /// Answers one Rate request: the solutions counted up to 2 under the
@@ -482,11 +523,11 @@ impl SudokuService for Sudoku {
         let room = Room {
             share,
             bound: request.get_ref().encoded_len() + ANSWER_OVER_GRID_BYTES,
-            deadline,
+            deadline: deadline.as_ref().ok().copied().flatten(),
         };
         let answer = async {
             let solution = self
-                .solve_unary(request.get_ref(), deadline, tenant, share)
+                .solve_unary(request.get_ref(), deadline?, tenant, share)
                 .await?;
             record_solution(&tracing::Span::current(), &solution);
             Ok(pb::SolveResponse {
@@ -508,12 +549,15 @@ impl SudokuService for Sudoku {
         let room = Room {
             share,
             bound: validate_answer_bound(request.get_ref()),
-            deadline,
+            deadline: deadline.as_ref().ok().copied().flatten(),
         };
         self.unary(
             traces::call_span("Validate", request.metadata()),
             room,
-            self.validate_unary(request.get_ref(), deadline, tenant, share),
+            async {
+                self.validate_unary(request.get_ref(), deadline?, tenant, share)
+                    .await
+            },
         )
         .await
     }
@@ -527,9 +571,9 @@ impl SudokuService for Sudoku {
         let room = Room {
             share: request.extensions().get::<Share>(),
             bound: HINT_ANSWER_BYTES,
-            deadline,
+            deadline: deadline.as_ref().ok().copied().flatten(),
         };
-        let answer = self.hint_unary(request.get_ref(), deadline, tenant);
+        let answer = async { self.hint_unary(request.get_ref(), deadline?, tenant).await };
         self.unary(span, room, answer).await
     }
 
@@ -542,9 +586,9 @@ impl SudokuService for Sudoku {
         let room = Room {
             share: request.extensions().get::<Share>(),
             bound: RATE_ANSWER_BYTES,
-            deadline,
+            deadline: deadline.as_ref().ok().copied().flatten(),
         };
-        let answer = self.rate_unary(request.get_ref(), deadline, tenant);
+        let answer = async { self.rate_unary(request.get_ref(), deadline?, tenant).await };
         self.unary(span, room, answer).await
     }
 
@@ -557,7 +601,8 @@ impl SudokuService for Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown.into());
         }
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = deadline_of(request.metadata())?;
+        let tenant = tenant_of(&request);
         let plan = parse_generate(request.get_ref(), fresh_seed)?;
         Ok(Response::new(self.open_generate(plan, deadline, tenant)))
     }
@@ -571,7 +616,7 @@ impl SudokuService for Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown.into());
         }
-        let deadline = deadline_of(request.metadata());
+        let deadline = deadline_of(request.metadata())?;
         let tenant = tenant_of(&request);
         let span = traces::call_span("SolveBatch", request.metadata());
         let share = request.extensions().get::<Share>().cloned();
@@ -593,7 +638,10 @@ impl SudokuService for Sudoku {
         let tenant = tenant_of(&request);
         let span = traces::call_span("SolveStream", request.metadata());
         let share = request.extensions().get::<Share>().cloned();
-        match self.open_stream(request.into_inner(), span.clone(), deadline, tenant, share) {
+        let opened = deadline.and_then(|deadline| {
+            self.open_stream(request.into_inner(), span.clone(), deadline, tenant, share)
+        });
+        match opened {
             Ok(stream) => Ok(Response::new(stream)),
             Err(failure) => {
                 count_failure(&self.shared.gauges, &failure);

@@ -307,12 +307,19 @@ pub(super) fn sized_answer_to_pb(
 }
 
 /// Reads the options into the number of solutions to look for.
+///
+/// In count mode OUTCOME_SOLVED says the solution is the only one, which a
+/// search that stops at the first solution cannot know: a `max_solutions`
+/// of 1 counts to 2, as 0 does, so that a grid with several solutions is
+/// never answered SOLVED. Refusing 1 (INVALID_ARGUMENT) would also be
+/// honest, but would fail callers that get an answer today; counting one
+/// further costs at most one more solution's search.
 pub(super) fn parse_limit(options: Option<&pb::SolveOptions>, field: &str) -> Result<u32, Failure> {
     let Some(o) = options else { return Ok(1) };
     match pb::SolveMode::try_from(o.mode) {
         Ok(pb::SolveMode::Unspecified | pb::SolveMode::Any) => Ok(1),
         Ok(pb::SolveMode::Count) => match o.max_solutions {
-            0 => Ok(2),
+            0 | 1 => Ok(2),
             n if n <= MAX_SOLUTIONS_LIMIT => Ok(n),
             n => Err(violation(
                 format!("{field}.max_solutions"),
@@ -327,20 +334,56 @@ pub(super) fn parse_limit(options: Option<&pb::SolveOptions>, field: &str) -> Re
 }
 
 /// The deadline the client set with `grpc-timeout`, if any.
-pub(super) fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
-    let raw = metadata.get("grpc-timeout")?.to_str().ok()?;
-    let (digits, unit) = raw.split_at(raw.len().checked_sub(1)?);
-    let n: u64 = digits.parse().ok()?;
-    let d = match unit {
-        "H" => Duration::from_secs(n.saturating_mul(3600)),
-        "M" => Duration::from_secs(n.saturating_mul(60)),
-        "S" => Duration::from_secs(n),
-        "m" => Duration::from_millis(n),
-        "u" => Duration::from_micros(n),
-        "n" => Duration::from_nanos(n),
-        _ => return None,
+///
+/// A value the gRPC spec does not allow (1 to 8 ASCII digits, then one of
+/// the units H, M, S, m, u, n) fails the call with INTERNAL, as grpc-go's
+/// transport answers it: ignoring it would run the call with no deadline
+/// although its client asked for one.
+pub(super) fn deadline_of(metadata: &MetadataMap) -> Result<Option<Instant>, Failure> {
+    let Some(value) = metadata.get("grpc-timeout") else {
+        return Ok(None);
     };
-    Instant::now().checked_add(d)
+    let raw = value.as_bytes();
+    let timeout = timeout_of(raw).map_err(|why| {
+        let shown = match raw.len() {
+            0..=32 => format!("{:?}", String::from_utf8_lossy(raw)),
+            n => format!("of {n} bytes"),
+        };
+        Failure::MalformedTimeout(format!(
+            "malformed grpc-timeout {shown}: {why}; expected 1 to 8 digits and a unit \
+             (H, M, S, m, u or n)"
+        ))
+    })?;
+    Ok(Instant::now().checked_add(timeout))
+}
+
+/// A `grpc-timeout` value as a duration, or what is wrong with it; checked
+/// in grpc-go's order (length, unit, digits).
+fn timeout_of(raw: &[u8]) -> Result<Duration, &'static str> {
+    let (&unit, digits) = match raw.split_last() {
+        Some((_, [])) | None => return Err("too short"),
+        Some(split) => split,
+    };
+    if digits.len() > 8 {
+        return Err("more than 8 digits");
+    }
+    let scale: fn(u64) -> Duration = match unit {
+        b'H' => |n| Duration::from_secs(n * 3600),
+        b'M' => |n| Duration::from_secs(n * 60),
+        b'S' => Duration::from_secs,
+        b'm' => Duration::from_millis,
+        b'u' => Duration::from_micros,
+        b'n' => Duration::from_nanos,
+        _ => return Err("unknown unit"),
+    };
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return Err("not a whole number of digits");
+    }
+    // At most 8 digits: no overflow, even in hours.
+    let n = digits
+        .iter()
+        .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+    Ok(scale(n))
 }
 
 /// How the engine's search ended, as the contract names it.
@@ -502,6 +545,7 @@ pub(super) fn step_to_pb(step: &Step) -> pb::Step {
         technique_name,
         placements: pairs(&step.placements),
         eliminations: pairs(&step.eliminations),
+        restorations: pairs(&step.restorations),
         cells: step.cells.iter().map(|&c| u32::from(c)).collect(),
         units: step.units.iter().map(|&u| unit_ref_to_pb(u)).collect(),
         explanation: step.explanation.clone(),
@@ -800,10 +844,14 @@ pub(super) fn generated_to_pb(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tonic::Status;
 
     #[test]
     fn every_technique_has_its_own_value_in_the_contract() {
-        let all = Technique::ALL.iter().copied().chain([Technique::Search]);
+        let all = Technique::ALL
+            .iter()
+            .copied()
+            .chain([Technique::Search, Technique::MissingCandidate]);
         for t in all {
             let (value, name) = technique_to_pb(t);
             assert_ne!(
@@ -822,12 +870,74 @@ mod tests {
     fn grpc_timeout_units() {
         let mut m = MetadataMap::new();
         m.insert("grpc-timeout", "5m".parse().unwrap());
-        let d = deadline_of(&m).unwrap();
+        let d = deadline_of(&m).unwrap().unwrap();
         assert!(d > Instant::now() && d <= Instant::now() + Duration::from_millis(5));
-        m.insert("grpc-timeout", "bogus".parse().unwrap());
-        assert!(deadline_of(&m).is_none());
         m.insert("grpc-timeout", "1H".parse().unwrap());
-        assert!(deadline_of(&m).unwrap() > Instant::now() + Duration::from_secs(3500));
+        let d = deadline_of(&m).unwrap().unwrap();
+        assert!(d > Instant::now() + Duration::from_secs(3500));
+        m.insert("grpc-timeout", "99999999H".parse().unwrap());
+        assert!(deadline_of(&m).unwrap().is_some());
+        assert_eq!(deadline_of(&MetadataMap::new()), Ok(None));
+        for (ok, d) in [
+            ("0S", Duration::ZERO),
+            ("12345678n", Duration::from_nanos(12_345_678)),
+            ("7u", Duration::from_micros(7)),
+            ("2M", Duration::from_secs(120)),
+            ("00000001S", Duration::from_secs(1)),
+        ] {
+            assert_eq!(timeout_of(ok.as_bytes()), Ok(d), "{ok}");
+        }
+    }
+
+    #[test]
+    fn malformed_grpc_timeouts_fail_with_internal() {
+        for bad in [
+            "",
+            "1",
+            "H",
+            "S",
+            "-1S",
+            "+1S",
+            "1.5S",
+            "1e3m",
+            " 1S",
+            "1s",
+            "1h",
+            "bogus",
+            "123456789S",
+            "0x10S",
+        ] {
+            let mut m = MetadataMap::new();
+            m.insert("grpc-timeout", bad.parse().unwrap());
+            let failure = deadline_of(&m).expect_err(bad);
+            let status = Status::from(failure);
+            assert_eq!(status.code(), tonic::Code::Internal, "{bad}");
+            assert!(
+                status.message().starts_with("malformed grpc-timeout"),
+                "{bad}: {}",
+                status.message()
+            );
+        }
+        for (bad, why) in [
+            ("", "too short"),
+            ("1", "too short"),
+            ("H", "too short"),
+            ("1x", "unknown unit"),
+            ("1s", "unknown unit"),
+            ("-1S", "not a whole number of digits"),
+            ("1.5S", "not a whole number of digits"),
+            ("123456789S", "more than 8 digits"),
+        ] {
+            assert_eq!(timeout_of(bad.as_bytes()), Err(why), "{bad:?}");
+        }
+        let mut m = MetadataMap::new();
+        m.insert("grpc-timeout", "9".repeat(100).parse().unwrap());
+        let status = Status::from(deadline_of(&m).unwrap_err());
+        assert!(
+            status.message().contains("of 100 bytes"),
+            "{}",
+            status.message()
+        );
     }
 
     #[test]
@@ -874,6 +984,8 @@ mod tests {
             max_solutions: n,
         };
         assert_eq!(parse_limit(Some(&count(0)), "options"), Ok(2));
+        assert_eq!(parse_limit(Some(&count(1)), "options"), Ok(2));
+        assert_eq!(parse_limit(Some(&count(2)), "options"), Ok(2));
         assert_eq!(parse_limit(Some(&count(7)), "options"), Ok(7));
         assert!(parse_limit(Some(&count(MAX_SOLUTIONS_LIMIT + 1)), "options").is_err());
         let bad_mode = pb::SolveOptions {

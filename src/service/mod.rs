@@ -36,7 +36,7 @@ mod stream;
 
 pub use budget::{AnswerCharge, Budget, Charge, Purpose, Share};
 pub use convert::MAX_SOLUTIONS_LIMIT;
-pub use status::{ERROR_DOMAIN, OVERLOAD_PUSHBACK_MS, message_too_large};
+pub use status::{ERROR_DOMAIN, OVERLOAD_PUSHBACK_MS, message_too_large, second_message};
 
 /// Which connection a call arrived on. The server puts one in every
 /// request's extensions; the service uses it to share its solver threads
@@ -51,6 +51,22 @@ pub struct Tenant(pub u64);
 /// 9x9 their paused solvers, and every unary handler its answer (other
 /// routes need none, and pay nothing for it).
 pub const SERVICE_PATH_PREFIX: &str = "/sudoku.v1.SudokuService/";
+
+/// Whether a call to `path` carries exactly one request message: every
+/// method of the service but SolveBatch (the one that is client-streaming),
+/// and health's Check and Watch. The server refuses a second message on
+/// such a call (src/server/budget.rs), as grpc-go does; tonic would answer
+/// from the first and drop the rest. Reflection, client-streaming, and
+/// unknown paths are not limited.
+pub fn takes_one_message(path: &str) -> bool {
+    match path.strip_prefix("/sudoku.v1.SudokuService/") {
+        Some(method) => method != "SolveBatch",
+        None => matches!(
+            path,
+            "/grpc.health.v1.Health/Check" | "/grpc.health.v1.Health/Watch"
+        ),
+    }
+}
 
 /// Limits the service applies to every call.
 #[derive(Debug, Clone)]
@@ -175,5 +191,34 @@ impl Sudoku {
     /// The service's gauges, for metrics and tests.
     pub fn gauges(&self) -> Arc<Gauges> {
         self.shared.gauges.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message;
+
+    use super::*;
+
+    #[test]
+    fn one_message_for_every_method_that_is_not_client_streaming() {
+        let set = prost_types::FileDescriptorSet::decode(crate::pb::FILE_DESCRIPTOR_SET).unwrap();
+        let mut methods = 0;
+        for file in &set.file {
+            for service in &file.service {
+                for m in &service.method {
+                    let path = format!("/{}.{}/{}", file.package(), service.name(), m.name());
+                    assert_eq!(takes_one_message(&path), !m.client_streaming(), "{path}");
+                    methods += 1;
+                }
+            }
+        }
+        assert!(methods >= 7, "{methods} methods in the descriptor");
+        assert!(takes_one_message("/grpc.health.v1.Health/Check"));
+        assert!(takes_one_message("/grpc.health.v1.Health/Watch"));
+        assert!(!takes_one_message(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+        ));
+        assert!(!takes_one_message("/other.Service/Method"));
     }
 }

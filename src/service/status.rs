@@ -77,6 +77,9 @@ pub(super) enum Failure {
     ShuttingDown,
     /// A bug: the handler panicked.
     Panicked,
+    /// The `grpc-timeout` header is not one the gRPC spec allows; the
+    /// message says how.
+    MalformedTimeout(String),
     /// Generate spent its work budget on a puzzle without one matching the
     /// options.
     GenerateExhausted {
@@ -161,6 +164,13 @@ impl From<Failure> for Status {
                 "INTERNAL_ERROR",
                 &[],
             ),
+            // grpc-go's transport answers a malformed grpc-timeout with
+            // INTERNAL (and HTTP 400, which gRPC clients also read as
+            // INTERNAL); a trailers-only answer with the code is the same
+            // to every client.
+            Failure::MalformedTimeout(message) => {
+                with_reason(Code::Internal, message, "MALFORMED_TIMEOUT", &[])
+            }
             Failure::GenerateExhausted { index, attempts } => with_reason(
                 Code::ResourceExhausted,
                 format!(
@@ -186,6 +196,21 @@ pub fn message_too_large(message: String, limit: usize) -> Status {
         message,
         "MESSAGE_TOO_LARGE",
         &[("limitBytes", limit.to_string())],
+    )
+}
+
+/// INTERNAL for a second request message on a call that takes one (not
+/// client-streaming), which the server's edge answers (src/server/budget.rs)
+/// as grpc-go does ("cardinality violation"), with an ErrorInfo of reason
+/// MULTIPLE_MESSAGES.
+pub fn second_message() -> Status {
+    with_reason(
+        Code::Internal,
+        "cardinality violation: a second request message on a call that takes one \
+         (this method is not client-streaming)"
+            .to_string(),
+        "MULTIPLE_MESSAGES",
+        &[],
     )
 }
 
@@ -298,6 +323,11 @@ mod tests {
             (Failure::Overloaded, Code::ResourceExhausted, "OVERLOADED"),
             (Failure::ShuttingDown, Code::Unavailable, "SHUTTING_DOWN"),
             (Failure::Panicked, Code::Internal, "INTERNAL_ERROR"),
+            (
+                Failure::MalformedTimeout("malformed grpc-timeout \"1\"".to_string()),
+                Code::Internal,
+                "MALFORMED_TIMEOUT",
+            ),
             (
                 Failure::TooManyItems { found: 3, max: 2 },
                 Code::ResourceExhausted,

@@ -36,7 +36,7 @@ const PAGE: &str = "http://localhost:8080";
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
         let b = [
@@ -58,7 +58,7 @@ fn base64(bytes: &[u8]) -> String {
 
 /// Decodes base64 that may be several padded pieces one after another, as
 /// a gRPC-Web text response is (one piece per chunk the server wrote).
-fn unbase64(text: &[u8]) -> Vec<u8> {
+pub(crate) fn unbase64(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for quad in text.chunks(4) {
         assert_eq!(quad.len(), 4, "base64 of a length not a multiple of 4");
@@ -112,7 +112,7 @@ impl WebAnswer {
 }
 
 /// Splits a gRPC-Web body into its messages and its trailers frame.
-fn frames(mut body: &[u8]) -> (Vec<Vec<u8>>, Option<HeaderMap>) {
+pub(crate) fn frames(mut body: &[u8]) -> (Vec<Vec<u8>>, Option<HeaderMap>) {
     let mut messages = Vec::new();
     let mut trailers = None;
     while !body.is_empty() {

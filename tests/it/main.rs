@@ -12,6 +12,7 @@ mod corpus;
 mod fairness;
 mod flow_control;
 mod grpc_web;
+mod honest;
 mod memory;
 mod metrics;
 mod node_client;
