@@ -197,11 +197,45 @@ pub struct Config {
     /// gRPC connections open at once, lowered to what the open-file limit
     /// allows. A quarter of them (at least 16) may be still in their
     /// handshake; past that the oldest such connection is closed to make
-    /// room. At the cap, a new connection is refused at once (with a
-    /// GOAWAY, REFUSED_STREAM: calls fail with UNAVAILABLE).
+    /// room. At the cap, the oldest connection in its handshake, or else
+    /// the one idle longest, or else the least active of the peer holding
+    /// the most, is closed for the new one; when none can be, the new one
+    /// is refused at once (GOAWAY, REFUSED_STREAM: calls fail with
+    /// UNAVAILABLE).
     #[arg(long, env = "SUDOKU_MAX_CONNECTIONS", default_value_t = 1_024,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
+
+    // --- Connections that hold a slot: idle, trickling, one peer's many ---
+    /// Close a gRPC connection that has had no call open for this long, in
+    /// seconds (GOAWAY, then close); 0 = never.
+    #[arg(
+        long = "idle-timeout-secs",
+        visible_alias = "idle-timeout",
+        env = "SUDOKU_IDLE_TIMEOUT_SECS",
+        default_value_t = 300
+    )]
+    pub idle_timeout_secs: u64,
+
+    /// Slowest request body accepted, in bytes per second, counted while
+    /// the server waits for it after the first --request-body-grace-secs:
+    /// a unary call's body until its end, a stream's message from its
+    /// first byte to its last. A slower call fails with UNAVAILABLE and its
+    /// connection is closed (GOAWAY). 0 = no minimum.
+    #[arg(long, env = "SUDOKU_MIN_REQUEST_BODY_RATE", default_value_t = 1_024)]
+    pub min_request_body_rate: u64,
+
+    /// How long a request body (or a stream's message) may take before the
+    /// minimum rate applies, in seconds.
+    #[arg(long, env = "SUDOKU_REQUEST_BODY_GRACE_SECS", default_value_t = 10)]
+    pub request_body_grace_secs: u64,
+
+    /// gRPC connections one peer (IP address) may hold at once, at most
+    /// --max-connections. Its next connection closes the least active of
+    /// its own (idle first), rather than being refused.
+    #[arg(long, env = "SUDOKU_MAX_CONNECTIONS_PER_PEER", default_value_t = 256,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_peer: u64,
 
     // --- Sharing the solver threads between connections ---
     /// How long, in microseconds, a search or batch message runs on a
@@ -335,6 +369,11 @@ impl Config {
         Duration::from_millis(self.drain_timeout_ms)
     }
 
+    /// The idle timeout of gRPC connections; `None`: never.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        (self.idle_timeout_secs > 0).then(|| Duration::from_secs(self.idle_timeout_secs))
+    }
+
     /// The handshake deadline as a duration.
     pub fn handshake_timeout(&self) -> Duration {
         Duration::from_millis(self.handshake_timeout_ms)
@@ -416,6 +455,12 @@ mod tests {
         assert_eq!(c.handshake_timeout(), Duration::from_secs(10));
         assert_eq!(c.header_read_timeout(), Duration::from_secs(10));
         assert_eq!(c.max_connections, 1024);
+        assert_eq!(c.idle_timeout(), Some(Duration::from_secs(300)));
+        assert_eq!(c.max_connections_per_peer, 256);
+        assert_eq!(
+            (c.min_request_body_rate, c.request_body_grace_secs),
+            (1024, 10)
+        );
         assert!(c.cors_origins.is_empty());
         assert!(!c.no_web_page);
         assert_eq!(c.otlp_endpoint, None);
@@ -512,6 +557,14 @@ mod tests {
         let c = Config::parse_from(["sudoku-server", "--listen", "0.0.0.0:9", "--max-nodes", "7"]);
         assert_eq!(c.listen.port(), 9);
         assert_eq!(c.max_nodes, 7);
+    }
+
+    #[test]
+    fn the_idle_timeout_flag_has_a_short_alias_and_zero_turns_it_off() {
+        let c = Config::parse_from(["sudoku-server", "--idle-timeout", "7"]);
+        assert_eq!(c.idle_timeout(), Some(Duration::from_secs(7)));
+        let c = Config::parse_from(["sudoku-server", "--idle-timeout-secs", "0"]);
+        assert_eq!(c.idle_timeout(), None);
     }
 
     #[test]
