@@ -24,6 +24,7 @@ mod scale_out;
 mod service;
 mod signals;
 mod sizes;
+mod slots;
 mod tls;
 mod toolkit;
 mod zstd_curl;
