@@ -319,6 +319,86 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::admission::SLOW_BODY;
+    use http_body_util::{BodyExt, StreamBody};
+    use tokio::sync::mpsc;
+    use tokio_stream::wrappers::ReceiverStream;
+
+    type Sent = Result<Frame<Bytes>, std::convert::Infallible>;
+
+    fn paced(
+        framed: bool,
+    ) -> (
+        mpsc::Sender<Sent>,
+        Paced<StreamBody<ReceiverStream<Sent>>>,
+        Activity,
+        super::super::admission::Ticket,
+    ) {
+        let (tx, rx) = mpsc::channel(4);
+        let (ticket, activity) = Activity::for_tests();
+        let pace = Pace {
+            min_rate: 1024,
+            grace: Duration::from_millis(100),
+        };
+        let body = Paced::new(
+            StreamBody::new(ReceiverStream::new(rx)),
+            pace,
+            activity.clone(),
+            framed,
+        );
+        (tx, body, activity, ticket)
+    }
+
+    fn data(bytes: &[u8]) -> Sent {
+        Ok(Frame::data(Bytes::copy_from_slice(bytes)))
+    }
+
+    #[tokio::test]
+    async fn a_stream_owes_nothing_between_messages_and_is_useful_once_one_is_whole() {
+        let (tx, mut body, activity, _ticket) = paced(true);
+        tx.send(data(&[0, 0, 0, 0, 3, 1])).await.unwrap();
+        body.frame().await.unwrap().unwrap();
+        assert!(!activity.was_useful(), "half a message");
+        tx.send(data(&[2, 3])).await.unwrap();
+        body.frame().await.unwrap().unwrap();
+        assert!(activity.was_useful(), "the message is whole");
+        // Quiet between messages for three times the grace: no failure.
+        let quiet = tokio::time::timeout(Duration::from_millis(300), body.frame()).await;
+        assert!(quiet.is_err(), "{quiet:?}");
+        assert_eq!(activity.told_bits(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_message_begun_and_not_finished_fails_after_the_grace() {
+        let (tx, mut body, activity, _ticket) = paced(true);
+        tx.send(data(&[0, 0, 0, 0, 100])).await.unwrap();
+        body.frame().await.unwrap().unwrap();
+        let failed = tokio::time::timeout(Duration::from_secs(5), body.frame())
+            .await
+            .expect("failed within 5 s")
+            .unwrap()
+            .unwrap_err();
+        let status = failed.downcast::<tonic::Status>().unwrap();
+        assert_eq!(status.code(), tonic::Code::Unavailable);
+        assert_eq!(activity.told_bits(), SLOW_BODY);
+        drop(tx);
+    }
+
+    #[tokio::test]
+    async fn a_unary_body_owes_from_its_head_and_is_useful_at_its_end() {
+        let (tx, mut body, activity, _ticket) = paced(false);
+        tx.send(data(&[0, 0, 0, 0, 1, 7])).await.unwrap();
+        body.frame().await.unwrap().unwrap();
+        drop(tx);
+        assert!(body.frame().await.is_none());
+        assert!(activity.was_useful());
+        let (_tx, mut body, activity, _ticket) = paced(false);
+        let failed = tokio::time::timeout(Duration::from_secs(5), body.frame())
+            .await
+            .expect("failed within 5 s");
+        assert!(matches!(failed, Some(Err(_))), "{failed:?}");
+        assert_eq!(activity.told_bits(), SLOW_BODY);
+    }
 
     #[test]
     fn the_allowance_grows_with_the_bytes_received() {

@@ -501,6 +501,29 @@ impl Activity {
     }
 }
 
+#[cfg(test)]
+impl Activity {
+    /// A connection's activity, with the ticket that holds its slot.
+    pub(super) fn for_tests() -> (Ticket, Activity) {
+        let a = Admission::with_caps(16, 16, 16, Arc::new(Gauges::default()));
+        let Admit::Accepted(ticket) = a.admit(1, IpAddr::from([127, 0, 0, 1])) else {
+            unreachable!("an empty admission accepts")
+        };
+        let activity = ticket.activity();
+        (ticket, activity)
+    }
+
+    /// Whether a request message came in whole or a call ended.
+    pub(super) fn was_useful(&self) -> bool {
+        self.slot.useful.load(Ordering::Relaxed)
+    }
+
+    /// What the connection was told.
+    pub(super) fn told_bits(&self) -> u8 {
+        self.told()
+    }
+}
+
 fn forget_peer(state: &mut State, peer: IpAddr) {
     if let Some(n) = state.peers.get_mut(&peer) {
         *n -= 1;
