@@ -197,7 +197,14 @@ impl Connection {
                         conn.as_mut().graceful_shutdown();
                         grace = Some(Box::pin(tokio::time::sleep(age_grace)));
                     } else if let Some(idle) = &mut idle {
-                        let left = if activity.open_calls() == 0 { timeout.saturating_sub(quiet) } else { timeout };
+                        // Busy: look again a whole timeout later at the
+                        // earliest, since the last call cannot end sooner
+                        // and be idle that long.
+                        let left = if activity.open_calls() == 0 {
+                            timeout.saturating_sub(quiet)
+                        } else {
+                            timeout
+                        };
                         idle.as_mut().reset(tokio::time::Instant::now() + left);
                     }
                 }
