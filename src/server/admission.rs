@@ -18,7 +18,7 @@
 //! So room is made among established connections too, as proxies do
 //! under overload, rather than by refusing the newcomer:
 //!
-//! - One peer (an IP address) may hold `--max-connections-per-peer`
+//! - One peer (an IPv4 address, an IPv6 /64) may hold `--max-connections-per-peer`
 //!   connections; its next one closes the least useful of its own (see
 //!   below), never refused, so a client behind the same address as a flood
 //!   (a NAT, a proxy) still gets in.
@@ -225,6 +225,7 @@ impl Admission {
     /// Admits connection `id` (ids grow with accept order) from `peer`,
     /// making room as the module docs say, or refuses it when nothing can.
     pub(super) fn admit(self: &Arc<Self>, id: u64, peer: IpAddr) -> Admit {
+        let peer = peer_of(peer);
         let mut state = self.lock();
         let now = self.now();
         if state.pending.len() >= self.pending_cap {
@@ -413,6 +414,20 @@ impl Ticket {
     /// Counts this connection as closed early, `why`.
     pub(super) fn count_closed(&self, why: ConnectionClosed) {
         self.admission.gauges.count_closed(why);
+    }
+}
+
+/// The peer an address counts as: an IPv4 address (mapped into IPv6 or
+/// not), or an IPv6 /64, which one host can draw addresses from at will.
+fn peer_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from_bits(
+                v6.to_bits() & !((1u128 << 64) - 1),
+            )),
+        },
     }
 }
 
@@ -755,6 +770,17 @@ mod tests {
         let z = admit_from(&a, 4, peer(3)).unwrap();
         assert!(evicted(&x2));
         assert!(!evicted(&x1) && !evicted(&y) && !evicted(&z));
+    }
+
+    #[test]
+    fn a_peer_is_an_ipv4_address_or_an_ipv6_slash_64() {
+        let v4: IpAddr = "192.0.2.7".parse().unwrap();
+        assert_eq!(peer_of("::ffff:192.0.2.7".parse().unwrap()), v4);
+        assert_eq!(peer_of(v4), v4);
+        assert_eq!(
+            peer_of("2001:db8:1:2:aaaa:bbbb:cccc:dddd".parse().unwrap()),
+            "2001:db8:1:2::".parse::<IpAddr>().unwrap()
+        );
     }
 
     #[test]

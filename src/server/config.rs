@@ -230,8 +230,8 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_REQUEST_BODY_GRACE_SECS", default_value_t = 10)]
     pub request_body_grace_secs: u64,
 
-    /// gRPC connections one peer (IP address) may hold at once, at most
-    /// --max-connections. Its next connection closes the least active of
+    /// gRPC connections one peer (an IPv4 address, or an IPv6 /64) may
+    /// hold at once, at most --max-connections. Its next connection closes the least active of
     /// its own (idle first), rather than being refused.
     #[arg(long, env = "SUDOKU_MAX_CONNECTIONS_PER_PEER", default_value_t = 256,
           value_parser = clap::value_parser!(u64).range(1..))]
