@@ -96,6 +96,8 @@ pub(super) struct Admission {
     room: Notify,
     /// Where the slots' progress times count from.
     epoch: Instant,
+    /// A peer at its limit made room since accept last paused.
+    churned: AtomicBool,
     /// Milliseconds added to the clock (tests).
     #[cfg(test)]
     skew: AtomicU64,
@@ -210,6 +212,7 @@ impl Admission {
             gauges,
             room: Notify::new(),
             epoch: Instant::now(),
+            churned: AtomicBool::new(false),
             #[cfg(test)]
             skew: AtomicU64::new(0),
         })
@@ -235,6 +238,7 @@ impl Admission {
             let victim = self.victim(&state, now, Some(peer));
             if let Some(victim) = victim {
                 self.evict(&mut state, victim);
+                self.churned.store(true, Ordering::Relaxed);
             }
         }
         let full = state.held - state.closing >= self.cap;
@@ -282,8 +286,12 @@ impl Admission {
     /// [`Admission::descriptors`]. Connections told to close release their
     /// sockets within moments, but a burst of accepts can outrun them:
     /// accept then waits for them, and new connections wait in the listen
-    /// queue rather than being refused.
+    /// queue rather than being refused. It first pauses
+    /// [`PEER_CHURN_PAUSE`] when a peer at its limit made room since.
     pub(super) async fn room(&self) {
+        if self.churned.swap(false, Ordering::Relaxed) {
+            tokio::time::sleep(PEER_CHURN_PAUSE).await;
+        }
         loop {
             let freed = self.room.notified();
             if self.lock().held < self.descriptors() {
@@ -430,6 +438,12 @@ fn peer_of(ip: IpAddr) -> IpAddr {
         },
     }
 }
+
+/// How long accept pauses after a peer at its limit made room among its
+/// own: a flood that reopens every connection closed would otherwise
+/// turn the peer's slots over thousands of times a second, and a client
+/// sharing its address would have milliseconds to send its first request.
+const PEER_CHURN_PAUSE: Duration = Duration::from_millis(1);
 
 /// Told bit: the connection was told to close to make room.
 pub(super) const EVICTED: u8 = 1;
