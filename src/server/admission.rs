@@ -26,10 +26,16 @@
 //!   connection idle longest (no open call for [`IDLE_SETTLE`] or more);
 //!   failing that, the least useful connection of the peer that holds the
 //!   most, if it holds more than one.
-//! - "Least useful": idle for [`IDLE_SETTLE`] or more first, then the one
-//!   that made no progress (a call opened or ended, a request message
-//!   received whole, its handshake) for longest. A fresh connection about
-//!   to make its first call made progress moments ago, and is kept.
+//! - "Least useful": idle for [`IDLE_SETTLE`] or more first; then one that
+//!   never received a request message whole nor ended a call; then the one
+//!   quiet longest (no accept, handshake, call opening or ending, or whole
+//!   message since). A flood that never completes a request, idle or
+//!   trickling, goes before any client whose first request came in whole,
+//!   however young; among the flood, the oldest goes first.
+//! - A flood that reopens every connection closed would turn its peer's
+//!   slots over as fast as accept runs: accept pauses [`PEER_CHURN_PAUSE`]
+//!   after each such turnover, so a client sharing its address has time to
+//!   send its first request.
 //!
 //! Only when every connection is established, and no peer holds more than
 //! one with calls open, is a new connection refused as soon as it is
@@ -120,7 +126,7 @@ struct State {
 struct Slot {
     peer: IpAddr,
     evicted: AtomicBool,
-    /// Why the connection must close ([`Told`] bits), besides eviction.
+    /// Why the connection must close ([`SLOW_BODY`]), besides eviction.
     told: AtomicU8,
     /// Wakes the connection's task when it is evicted or told to close.
     waker: AtomicWaker,
