@@ -218,12 +218,47 @@ pub struct Config {
 
     /// Connections open at once, lowered to fit the open-file limit; a
     /// quarter of them may be still setting up (the oldest is closed to
-    /// make room). At the cap, new connections are refused and their calls
-    /// fail with UNAVAILABLE.
+    /// make room). At the cap, a connection still setting up, else the one
+    /// idle longest, else the least active of the peer with the most is
+    /// closed for the new one; only when none can be is the new one
+    /// refused (its calls fail with UNAVAILABLE).
     #[arg(help_heading = CONNECTIONS)]
     #[arg(long, env = "SUDOKU_MAX_CONNECTIONS", default_value_t = 1_024,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
+
+    /// Close a connection that has had no call open for this long, in
+    /// seconds (GOAWAY, then close); 0 = never.
+    #[arg(help_heading = CONNECTIONS)]
+    #[arg(
+        long = "idle-timeout-secs",
+        visible_alias = "idle-timeout",
+        env = "SUDOKU_IDLE_TIMEOUT_SECS",
+        default_value_t = 300
+    )]
+    pub idle_timeout_secs: u64,
+
+    /// Slowest request body accepted, in bytes per second, once the server
+    /// has waited --request-body-grace-secs for it (a unary call's body, or
+    /// one message of a stream). A slower call fails with UNAVAILABLE and
+    /// its connection is closed; 0 = no minimum.
+    #[arg(help_heading = CONNECTIONS)]
+    #[arg(long, env = "SUDOKU_MIN_REQUEST_BODY_RATE", default_value_t = 1_024)]
+    pub min_request_body_rate: u64,
+
+    /// Seconds a request body (or a stream's message) may take before the
+    /// minimum rate applies.
+    #[arg(help_heading = CONNECTIONS)]
+    #[arg(long, env = "SUDOKU_REQUEST_BODY_GRACE_SECS", default_value_t = 10)]
+    pub request_body_grace_secs: u64,
+
+    /// Connections one client address (IPv4, or an IPv6 /64) may hold at
+    /// once, at most --max-connections. Its next one closes the least
+    /// active of its own rather than being refused.
+    #[arg(help_heading = CONNECTIONS)]
+    #[arg(long, env = "SUDOKU_MAX_CONNECTIONS_PER_PEER", default_value_t = 256,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_peer: u64,
 
     /// Microseconds one connection's work runs while another's waits,
     /// before they take turns: smaller lets others in sooner.
@@ -358,6 +393,11 @@ impl Config {
         Duration::from_millis(self.drain_timeout_ms)
     }
 
+    /// The idle timeout of gRPC connections; `None`: never.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        (self.idle_timeout_secs > 0).then(|| Duration::from_secs(self.idle_timeout_secs))
+    }
+
     /// The handshake deadline as a duration.
     pub fn handshake_timeout(&self) -> Duration {
         Duration::from_millis(self.handshake_timeout_ms)
@@ -439,6 +479,12 @@ mod tests {
         assert_eq!(c.handshake_timeout(), Duration::from_secs(10));
         assert_eq!(c.header_read_timeout(), Duration::from_secs(10));
         assert_eq!(c.max_connections, 1024);
+        assert_eq!(c.idle_timeout(), Some(Duration::from_secs(300)));
+        assert_eq!(c.max_connections_per_peer, 256);
+        assert_eq!(
+            (c.min_request_body_rate, c.request_body_grace_secs),
+            (1024, 10)
+        );
         assert!(c.cors_origins.is_empty());
         assert!(!c.no_web_page);
         assert_eq!(c.otlp_endpoint, None);
@@ -550,6 +596,14 @@ mod tests {
         let c = Config::parse_from(["sudoku-server", "--listen", "0.0.0.0:9", "--max-nodes", "7"]);
         assert_eq!(c.listen.port(), 9);
         assert_eq!(c.max_nodes, 7);
+    }
+
+    #[test]
+    fn the_idle_timeout_flag_has_a_short_alias_and_zero_turns_it_off() {
+        let c = Config::parse_from(["sudoku-server", "--idle-timeout", "7"]);
+        assert_eq!(c.idle_timeout(), Some(Duration::from_secs(7)));
+        let c = Config::parse_from(["sudoku-server", "--idle-timeout-secs", "0"]);
+        assert_eq!(c.idle_timeout(), None);
     }
 
     #[test]

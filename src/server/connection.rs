@@ -1,7 +1,8 @@
 //! One accepted connection's life: HTTP/2 (or HTTP/1.1, for gRPC-Web)
 //! served until the peer leaves, or
-//! until a GOAWAY (on drain or old age) and its grace period are over, and
-//! then a lingering close of the socket.
+//! until a GOAWAY (on drain, old age or idleness) and its grace period are
+//! over, and then a lingering close of the socket; or until it is closed
+//! to make room or for a request body too slow.
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -17,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Edge;
-use super::admission::Ticket;
+use super::activity::{Pace, Tracked};
+use super::admission::{EVICTED, SLOW_BODY, Ticket};
 use super::budget::AnswerHeld;
 use super::budget::Metered;
 use super::cors::{Cors, Origins};
@@ -25,10 +27,19 @@ use super::deadlines::Deadlines;
 use super::grpc_web::GrpcWeb;
 use super::web_page::WebPage;
 use crate::service::{AnswerCharge, SERVICE_PATH_PREFIX, Share, Tenant};
+use crate::telemetry::metrics::ConnectionClosed;
 
 /// How old a connection must be before a drain sends it GOAWAY (see
 /// `Connection::serve`).
 const NEW_CONNECTION_GRACE: Duration = Duration::from_millis(100);
+
+/// How long an idle connection told to make room has to read its GOAWAY
+/// before its socket is closed.
+const EVICTION_GRACE: Duration = Duration::from_millis(100);
+
+/// How long a connection closed for a slow request body has for the
+/// failed call's status and the GOAWAY to reach its client.
+const SLOW_BODY_GRACE: Duration = Duration::from_secs(1);
 
 /// One accepted connection and how to run it.
 pub(super) struct Connection {
@@ -56,6 +67,10 @@ pub(super) struct Connection {
     pub(super) handshake_deadline: tokio::time::Instant,
     /// How long one header block may take.
     pub(super) header_timeout: Duration,
+    /// How long the connection may have no call open; `None`: for ever.
+    pub(super) idle_timeout: Option<Duration>,
+    /// The minimum pace of request bodies.
+    pub(super) pace: Pace,
 }
 
 impl Connection {
@@ -82,8 +97,12 @@ impl Connection {
             drain,
             handshake_deadline,
             header_timeout,
+            idle_timeout,
+            pace,
         } = self;
+        let activity = ticket.activity();
         let timed_out = Arc::new(AtomicBool::new(false));
+        let cut = Arc::new(AtomicBool::new(false));
         let io = Lingering {
             io: Some(Deadlines::new(
                 io,
@@ -93,6 +112,7 @@ impl Connection {
             )),
             tasks: lingering,
             timed_out: timed_out.clone(),
+            cut: cut.clone(),
         };
         // The page's few GETs first; then CORS; then gRPC-Web is
         // translated to gRPC, so that below it the budget reads the gRPC
@@ -110,6 +130,14 @@ impl Connection {
             },
             on: web_page,
         };
+        // Outermost, so that a call is open from its head to the end of its
+        // response, whoever answers it, and the pace is of the bytes on
+        // the wire.
+        let service = Tracked {
+            inner: service,
+            activity: activity.clone(),
+            pace,
+        };
         let conn = http.serve_connection(TokioIo::new(io), TowerToHyperService::new(service));
         tokio::pin!(conn);
         let aged = async {
@@ -122,6 +150,12 @@ impl Connection {
         let opened = tokio::time::Instant::now();
         let mut goaway: Option<Pin<Box<tokio::time::Sleep>>> = None;
         let mut grace: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        // Checked when it fires, and set again for when the connection could
+        // have been idle long enough.
+        let mut idle = idle_timeout.map(|t| Box::pin(tokio::time::sleep(t)));
+        // What the connection was told (see `admission::Activity`) and has
+        // acted on.
+        let mut handled = 0u8;
         loop {
             tokio::select! {
                 result = conn.as_mut() => {
@@ -153,6 +187,49 @@ impl Connection {
                 _ = async { grace.as_mut().expect("guarded").await }, if grace.is_some() => {
                     tracing::debug!(%peer, "grace after GOAWAY passed; closing");
                     break;
+                }
+                _ = async { idle.as_mut().expect("guarded").await }, if idle.is_some() && grace.is_none() => {
+                    let timeout = idle_timeout.unwrap_or_default();
+                    let quiet = activity.quiet_for();
+                    if activity.open_calls() == 0 && quiet >= timeout {
+                        tracing::debug!(%peer, "idle; closing");
+                        activity.count_closed(ConnectionClosed::IdleTimeout);
+                        conn.as_mut().graceful_shutdown();
+                        grace = Some(Box::pin(tokio::time::sleep(age_grace)));
+                    } else if let Some(idle) = &mut idle {
+                        // Busy: look again a whole timeout later at the
+                        // earliest, since the last call cannot end sooner
+                        // and be idle that long.
+                        let left = if activity.open_calls() == 0 {
+                            timeout.saturating_sub(quiet)
+                        } else {
+                            timeout
+                        };
+                        idle.as_mut().reset(tokio::time::Instant::now() + left);
+                    }
+                }
+                told = std::future::poll_fn(|cx| activity.poll_told(cx, handled)) => {
+                    handled |= told;
+                    if told & EVICTED != 0 {
+                        // Counted by the admission when it chose this one.
+                        cut.store(true, Ordering::Relaxed);
+                        if activity.open_calls() > 0 {
+                            tracing::debug!(%peer, "closed with calls open to make room");
+                            break;
+                        }
+                        tracing::debug!(%peer, "idle; closed to make room");
+                        conn.as_mut().graceful_shutdown();
+                        grace = Some(Box::pin(tokio::time::sleep(EVICTION_GRACE)));
+                    } else if told & SLOW_BODY != 0 {
+                        tracing::debug!(%peer, "a request body came too slowly; closing");
+                        activity.count_closed(ConnectionClosed::SlowBody);
+                        cut.store(true, Ordering::Relaxed);
+                        conn.as_mut().graceful_shutdown();
+                        let closing = tokio::time::Instant::now() + SLOW_BODY_GRACE;
+                        if grace.as_ref().is_none_or(|g| g.deadline() > closing) {
+                            grace = Some(Box::pin(tokio::time::sleep_until(closing)));
+                        }
+                    }
                 }
             }
         }
@@ -248,6 +325,9 @@ struct Lingering<I: tokio::io::AsyncRead + Unpin + Send + 'static> {
     /// Set when hyper ended the connection for a timeout of its own (an
     /// HTTP/1.1 request head too slow): see [`Deadlines::hyper_timed_out`].
     timed_out: Arc<AtomicBool>,
+    /// Set when the connection was closed to make room or for a request
+    /// body too slow: it closes at once.
+    cut: Arc<AtomicBool>,
 }
 
 impl<I: tokio::io::AsyncRead + Unpin + Send + 'static> Drop for Lingering<I> {
@@ -256,7 +336,10 @@ impl<I: tokio::io::AsyncRead + Unpin + Send + 'static> Drop for Lingering<I> {
         if self.timed_out.load(Ordering::Relaxed) {
             io.hyper_timed_out();
         }
-        if !io.should_linger() || tokio::runtime::Handle::try_current().is_err() {
+        if !io.should_linger()
+            || self.cut.load(Ordering::Relaxed)
+            || tokio::runtime::Handle::try_current().is_err()
+        {
             return;
         }
         self.tasks.spawn(async move {

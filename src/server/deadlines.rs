@@ -316,6 +316,8 @@ fn cut_error(why: ConnectionClosed) -> io::Error {
         ConnectionClosed::HandshakeTimeout => "the client did not finish its handshake in time",
         ConnectionClosed::HeaderTimeout => "the client did not finish a header block in time",
         ConnectionClosed::Evicted => "closed to make room for a newer connection",
+        ConnectionClosed::IdleTimeout => "idle for too long",
+        ConnectionClosed::SlowBody => "a request body came too slowly",
     };
     io::Error::new(io::ErrorKind::TimedOut, what)
 }

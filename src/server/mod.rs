@@ -9,8 +9,9 @@
 //! | `config.rs` | every setting, with its flag, environment variable and default |
 //! | `calls.rs` | every call counted at the edge, whoever answered it |
 //! | `listener.rs` | the listening socket, its backlog, the shutdown signal |
-//! | `admission.rs` | the cap on connections, room for new ones while silent ones flood in |
-//! | `connection.rs` | one connection's life: HTTP/2 or HTTP/1.1, GOAWAY on drain or age, lingering close |
+//! | `admission.rs` | the cap on connections and per peer, room for new ones while silent, idle or greedy ones flood in |
+//! | `connection.rs` | one connection's life: HTTP/2 or HTTP/1.1, GOAWAY on drain, age or idleness, lingering close |
+//! | `activity.rs` | the calls open on a connection, and the minimum pace of their request bodies |
 //! | `deadlines.rs` | the handshake and header-block deadlines, following HTTP/2 framing (and an HTTP/1.1 first head) |
 //! | `http2.rs` | HTTP/2 and HTTP/1.1 settings, compression encodings and how they are advertised |
 //! | `cors.rs` | CORS for the `--cors-origin` origins, and no others |
@@ -46,6 +47,7 @@ use http2::{AdvertiseEncodings, ENCODINGS};
 use listener::take_backlog;
 use tls::tls_acceptor;
 
+mod activity;
 mod admission;
 mod budget;
 mod calls;
@@ -150,7 +152,11 @@ impl Prepared {
             metrics::install(metrics_addr, config.header_read_timeout()).await?;
             metrics::spawn_publisher(service.gauges());
         }
-        let admission = Admission::new(config.max_connections, service.gauges());
+        let admission = Admission::new(
+            config.max_connections,
+            config.max_connections_per_peer,
+            service.gauges(),
+        );
         // Every service takes the same encodings, so the one
         // grpc-accept-encoding header the routes advertise is true of each.
         macro_rules! compressed {
@@ -200,6 +206,11 @@ impl Prepared {
         let drain = config.drain_timeout();
         let handshake_timeout = config.handshake_timeout();
         let header_timeout = config.header_read_timeout();
+        let idle_timeout = config.idle_timeout();
+        let pace = activity::Pace {
+            min_rate: config.min_request_body_rate,
+            grace: Duration::from_secs(config.request_body_grace_secs),
+        };
 
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => {
@@ -211,7 +222,7 @@ impl Prepared {
         let mut accepted: u64 = 0;
         let mut spawn_connection = |stream: TcpStream, peer: SocketAddr| {
             accepted += 1;
-            let ticket = match admission.admit(accepted) {
+            let ticket = match admission.admit(accepted, peer.ip()) {
                 Admit::Accepted(ticket) => ticket,
                 Admit::Refused(ticket) => {
                     // At once, so the client fails fast rather than waiting
@@ -242,6 +253,8 @@ impl Prepared {
                 drain,
                 handshake_deadline,
                 header_timeout,
+                idle_timeout,
+                pace,
             };
             match tls.clone() {
                 None => {

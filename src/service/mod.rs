@@ -52,6 +52,10 @@ pub struct Tenant(pub u64);
 /// routes need none, and pay nothing for it).
 pub const SERVICE_PATH_PREFIX: &str = "/sudoku.v1.SudokuService/";
 
+/// The path of SolveBatch, the one method whose request is a stream of
+/// messages.
+pub const SOLVE_BATCH_PATH: &str = "/sudoku.v1.SudokuService/SolveBatch";
+
 /// Whether a call to `path` carries exactly one request message: every
 /// method of the service but SolveBatch (the one that is client-streaming),
 /// and health's Check and Watch. The server refuses a second message on
@@ -59,8 +63,8 @@ pub const SERVICE_PATH_PREFIX: &str = "/sudoku.v1.SudokuService/";
 /// from the first and drop the rest. Reflection, client-streaming, and
 /// unknown paths are not limited.
 pub fn takes_one_message(path: &str) -> bool {
-    match path.strip_prefix("/sudoku.v1.SudokuService/") {
-        Some(method) => method != "SolveBatch",
+    match path.strip_prefix(SERVICE_PATH_PREFIX) {
+        Some(_) => path != SOLVE_BATCH_PATH,
         None => matches!(
             path,
             "/grpc.health.v1.Health/Check" | "/grpc.health.v1.Health/Watch"

@@ -15,7 +15,7 @@
 //! | `sudoku_batch_messages_total` | counter | SolveBatch request messages answered |
 //! | `sudoku_connections_open` | gauge | gRPC connections open now |
 //! | `sudoku_connections_refused_total` | counter | gRPC connections closed at once, the server being at its connection cap |
-//! | `sudoku_connections_closed_total` | counter | `reason` (handshake_timeout, header_timeout, evicted): gRPC connections the server closed early |
+//! | `sudoku_connections_closed_total` | counter | `reason` (handshake_timeout, header_timeout, evicted, idle_timeout, slow_body): gRPC connections the server closed early |
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -79,16 +79,22 @@ pub enum ConnectionClosed {
     HandshakeTimeout,
     /// A header block took too long.
     HeaderTimeout,
-    /// Still in its handshake when room was needed for a newer connection.
+    /// Closed to make room for a newer connection (see `server::admission`).
     Evicted,
+    /// No call open for `--idle-timeout-secs`.
+    IdleTimeout,
+    /// A request body came slower than `--min-request-body-rate`.
+    SlowBody,
 }
 
 impl ConnectionClosed {
     /// Every reason, in the index order of [`Gauges::connections_closed`].
-    pub const ALL: [ConnectionClosed; 3] = [
+    pub const ALL: [ConnectionClosed; 5] = [
         ConnectionClosed::HandshakeTimeout,
         ConnectionClosed::HeaderTimeout,
         ConnectionClosed::Evicted,
+        ConnectionClosed::IdleTimeout,
+        ConnectionClosed::SlowBody,
     ];
 
     /// The `reason` label.
@@ -97,6 +103,8 @@ impl ConnectionClosed {
             ConnectionClosed::HandshakeTimeout => "handshake_timeout",
             ConnectionClosed::HeaderTimeout => "header_timeout",
             ConnectionClosed::Evicted => "evicted",
+            ConnectionClosed::IdleTimeout => "idle_timeout",
+            ConnectionClosed::SlowBody => "slow_body",
         }
     }
 }
@@ -120,7 +128,7 @@ pub struct Gauges {
     pub connections_refused: AtomicU64,
     /// gRPC connections the server closed early, by reason (see
     /// [`ConnectionClosed::ALL`]).
-    pub connections_closed: [AtomicU64; 3],
+    pub connections_closed: [AtomicU64; 5],
 }
 
 impl Gauges {

@@ -150,6 +150,8 @@ async fn silent_half_and_trickling_connections_are_closed_while_clients_are_serv
         "1000",
         "--max-connections",
         "4096",
+        "--max-connections-per-peer",
+        "4096",
         "--metrics-listen",
         &metrics_addr.to_string(),
     ])
@@ -446,8 +448,42 @@ async fn silent_connections_never_lock_clients_out_under_an_fd_limit_of_256() {
     assert_eq!(refused, Some(0.0), "{text}");
 }
 
+/// A connection to `addr` from the loopback address `from`, as another
+/// machine's would be.
+async fn connect_from(from: std::net::Ipv4Addr, addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    socket.connect(addr).await.expect("connect to the server")
+}
+
+/// A SolveBatch call held open on a connection of its own from `from`,
+/// sending no message; the task ends when the server closes it.
+async fn hold_a_stream(from: std::net::Ipv4Addr, addr: SocketAddr) -> tokio::task::JoinHandle<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let tcp = connect_from(from, addr).await;
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::channel::<
+        Result<hyper::body::Frame<hyper::body::Bytes>, std::convert::Infallible>,
+    >(1);
+    let request = hyper::Request::post(format!("http://{addr}/sudoku.v1.SudokuService/SolveBatch"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(http_body_util::StreamBody::new(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        ))
+        .unwrap();
+    let answer = send.send_request(request);
+    tokio::spawn(async move {
+        let _held = (tx, send);
+        let _ = tokio::join!(answer, conn);
+    })
+}
+
 #[tokio::test]
-async fn at_the_cap_with_every_connection_established_a_new_one_is_refused_at_once() {
+async fn at_the_cap_with_every_peer_holding_one_busy_connection_a_new_one_is_refused_at_once() {
     let metrics_addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let server = BinaryServer::spawn(&[
         "--max-connections",
@@ -458,9 +494,11 @@ async fn at_the_cap_with_every_connection_established_a_new_one_is_refused_at_on
     .await;
     // Give the health check of spawn() time to close its connection.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut held = open_many(server.addr, 16).await;
-    for c in &mut held {
-        c.write_all(&handshake()).await.unwrap();
+    // Sixteen peers, one call open each: no connection is idle and no
+    // peer holds more than one, so none can make room.
+    let mut held = Vec::new();
+    for n in 0..16u8 {
+        held.push(hold_a_stream(std::net::Ipv4Addr::new(127, 0, 1, n + 1), server.addr).await);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let since = Instant::now();
@@ -480,8 +518,8 @@ async fn at_the_cap_with_every_connection_established_a_new_one_is_refused_at_on
     let text = scrape(metrics_addr).await;
     let refused = sample(&text, "sudoku_connections_refused_total");
     println!(
-        "--max-connections 16, all 16 established: a new client's Solve failed with {code:?} \
-         after {}; sudoku_connections_refused_total {refused:?}",
+        "--max-connections 16, 16 peers with a call open each: a new client's Solve failed with \
+         {code:?} after {}; sudoku_connections_refused_total {refused:?}",
         secs(failed_after)
     );
     // The GOAWAY reaches the client either before it sends (UNAVAILABLE) or
@@ -494,11 +532,63 @@ async fn at_the_cap_with_every_connection_established_a_new_one_is_refused_at_on
         "{call:?}"
     );
     assert!(refused >= Some(1.0), "{text}");
-    drop(held);
+    assert!(
+        held.iter().all(|h| !h.is_finished()),
+        "a held stream was closed"
+    );
+    for h in held {
+        h.abort();
+    }
     tokio::time::sleep(Duration::from_millis(300)).await;
     serves_a_new_client(&server.url())
         .await
         .expect("served again once connections closed");
+}
+
+#[tokio::test]
+async fn at_the_cap_an_idle_connection_makes_room_for_a_new_client() {
+    let metrics_addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let server = BinaryServer::spawn(&[
+        "--max-connections",
+        "16",
+        "--metrics-listen",
+        &metrics_addr.to_string(),
+    ])
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Sixteen peers with an established connection each and no call.
+    let mut idle = Vec::new();
+    for n in 0..16u8 {
+        let mut c = connect_from(std::net::Ipv4Addr::new(127, 0, 2, n + 1), server.addr).await;
+        c.write_all(&handshake()).await.unwrap();
+        idle.push(c);
+    }
+    // Idle long enough to count as idle (a second).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    serves_a_new_client(&server.url())
+        .await
+        .expect("a new client is served at the cap");
+    let since = Instant::now();
+    let closes = join_all(
+        idle.into_iter()
+            .map(|c| closed_after(c, since, Duration::from_secs(2))),
+    )
+    .await;
+    let closed = closes.iter().flatten().count();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let text = scrape(metrics_addr).await;
+    let evicted = sample(
+        &text,
+        r#"sudoku_connections_closed_total{reason="evicted"}"#,
+    );
+    let refused = sample(&text, "sudoku_connections_refused_total");
+    println!(
+        "--max-connections 16, 16 idle peers: a new client served; {closed} idle connections \
+         closed to make room, evicted {evicted:?}, refused {refused:?}"
+    );
+    assert!(closed >= 1, "no idle connection made room");
+    assert!(evicted >= Some(1.0), "{text}");
+    assert_eq!(refused, Some(0.0), "{text}");
 }
 
 /// Reads one HTTP/1.1 response with a Content-Length body; its head.

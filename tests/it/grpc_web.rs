@@ -721,7 +721,7 @@ async fn a_slow_http1_head_is_closed_at_the_header_read_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_connection_cap_counts_http1_connections() {
+async fn the_connection_cap_counts_http1_connections_and_an_idle_one_makes_room() {
     let server = TestServer::start_with(|c| c.max_connections = 16, |s| s).await;
     let mut held = Vec::new();
     for _ in 0..16 {
@@ -731,27 +731,27 @@ async fn the_connection_cap_counts_http1_connections() {
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
         held.push(c);
     }
-    let refused_before = server.gauges.connections_refused.load(Ordering::Relaxed);
-    // The 17th is closed at once, without an answer.
+    // Idle long enough to count as idle (a second) at the cap.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let evicted_before = server.gauges.closed(ConnectionClosed::Evicted);
+    // The 17th is served; the keep-alive connection idle longest is closed.
     let mut extra = TcpStream::connect(server.addr).await.unwrap();
-    let _ = extra.write_all(&raw_web_solve()).await;
+    extra.write_all(&raw_web_solve()).await.unwrap();
+    let head = tokio::time::timeout(Duration::from_secs(5), read_chunked(&mut extra))
+        .await
+        .expect("an answer past the cap within 5 s");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let mut first = held.remove(0);
     let mut got = Vec::new();
-    let read = tokio::time::timeout(Duration::from_secs(5), extra.read_to_end(&mut got)).await;
-    assert!(read.is_ok(), "the connection past the cap was not closed");
-    assert!(
-        !String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"),
-        "served past the cap"
-    );
+    let closed = tokio::time::timeout(Duration::from_secs(5), first.read_to_end(&mut got)).await;
+    assert!(closed.is_ok(), "the connection idle longest was not closed");
     assert_eq!(
-        server.gauges.connections_refused.load(Ordering::Relaxed),
-        refused_before + 1
+        server.gauges.closed(ConnectionClosed::Evicted),
+        evicted_before + 1
     );
-    // One closes: a new HTTP/1.1 client is served.
-    drop(held.pop());
+    assert_eq!(server.gauges.connections_refused.load(Ordering::Relaxed), 0);
     let g = server.gauges.clone();
-    assert!(eventually(SETTLE, || g.connections_open.load(Ordering::Relaxed) <= 15).await);
-    let answer = web_call(server.addr, SOLVE, &solve_request(CLASSIC), false, None).await;
-    assert_eq!(answer.status().code(), Code::Ok);
+    assert!(eventually(SETTLE, || g.connections_open.load(Ordering::Relaxed) <= 16).await);
 }
 
 // --- SolveStream over gRPC (HTTP/2) --------------------------------------

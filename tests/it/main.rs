@@ -25,6 +25,7 @@ mod scale_out;
 mod service;
 mod signals;
 mod sizes;
+mod slots;
 mod tls;
 mod toolkit;
 mod zstd_curl;
