@@ -114,6 +114,13 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_MAX_NODES", default_value_t = 5_000_000)]
     pub max_nodes: u64,
 
+    /// Work bound of a call that sets no deadline, in seconds: such a call
+    /// (a SolveBatch stream excepted, which the client feeds message by
+    /// message) gets this deadline, and past it ends DEADLINE_EXCEEDED as
+    /// if the client had set it. 0 = none.
+    #[arg(long, env = "SUDOKU_MAX_CALL_SECONDS", default_value_t = 60)]
+    pub max_call_seconds: u64,
+
     /// Search nodes solved between checks of the deadline and of the
     /// client leaving; smaller stops sooner, larger is cheaper.
     #[arg(long, env = "SUDOKU_SLICE_NODES", default_value_t = 500)]
@@ -272,6 +279,8 @@ impl Config {
     pub fn limits(&self) -> Limits {
         Limits {
             max_nodes: self.max_nodes.max(1),
+            max_call: (self.max_call_seconds > 0)
+                .then(|| Duration::from_secs(self.max_call_seconds)),
             slice_nodes: self.slice_nodes.max(1),
             max_in_flight: self.max_in_flight.max(1),
             stream_window: self.stream_window.max(1),

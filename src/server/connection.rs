@@ -23,7 +23,7 @@ use super::deadlines::Deadlines;
 use super::grpc_web::GrpcWeb;
 use super::web_page::WebPage;
 use crate::service::{
-    SOLVE_BATCH_PATH, SOLVE_PATH, SOLVE_STREAM_PATH, Share, Tenant, VALIDATE_PATH,
+    GENERATE_PATH, SOLVE_BATCH_PATH, SOLVE_PATH, SOLVE_STREAM_PATH, Share, Tenant, VALIDATE_PATH,
 };
 
 /// How old a connection must be before a drain sends it GOAWAY (see
@@ -191,12 +191,13 @@ where
     fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
         let (mut parts, body) = request.into_parts();
         parts.extensions.insert(self.tenant);
-        // Only the streams' handlers charge the messages they hold, and
-        // Solve and Validate the solvers of grids other than 9x9 they keep
-        // paused; the other routes are spared the extension's allocation.
+        // Only the streams' handlers charge the messages they hold, Solve
+        // and Validate the solvers of grids other than 9x9 they keep paused,
+        // and Generate its puzzles in the making; the other routes are
+        // spared the extension's allocation.
         if matches!(
             parts.uri.path(),
-            SOLVE_BATCH_PATH | SOLVE_STREAM_PATH | SOLVE_PATH | VALIDATE_PATH
+            SOLVE_BATCH_PATH | SOLVE_STREAM_PATH | SOLVE_PATH | VALIDATE_PATH | GENERATE_PATH
         ) {
             parts.extensions.insert(self.share.clone());
         }

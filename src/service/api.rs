@@ -371,6 +371,13 @@ impl Sudoku {
         })
     }
 
+    /// The deadline a call works under: the client's, or, when it set
+    /// none, `--max-call-seconds` from now (the default work bound of a
+    /// call).
+    fn bounded(&self, deadline: Option<Instant>) -> Option<Instant> {
+        deadline.or_else(|| Instant::now().checked_add(self.shared.limits.max_call?))
+    }
+
     /// Answers a unary call with `answer` in its `span` ([`traces::call_span`]):
     /// its log line, a panic kept inside the call, and the failure's status.
     async fn unary<T>(
@@ -426,7 +433,7 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::SolveRequest>,
     ) -> Result<Response<pb::SolveResponse>, Status> {
-        let deadline = deadline_of(request.metadata());
+        let deadline = self.bounded(deadline_of(request.metadata()));
         let tenant = tenant_of(&request);
         let span = traces::call_span("Solve", request.metadata());
         let share = request.extensions().get::<Share>();
@@ -449,7 +456,8 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::ValidateRequest>,
     ) -> Result<Response<pb::ValidateResponse>, Status> {
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = self.bounded(deadline_of(request.metadata()));
+        let tenant = tenant_of(&request);
         let share = request.extensions().get::<Share>();
         self.unary(
             traces::call_span("Validate", request.metadata()),
@@ -462,7 +470,8 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::HintRequest>,
     ) -> Result<Response<pb::HintResponse>, Status> {
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = self.bounded(deadline_of(request.metadata()));
+        let tenant = tenant_of(&request);
         let span = traces::call_span("Hint", request.metadata());
         self.unary(span, self.hint_unary(request.get_ref(), deadline, tenant))
             .await
@@ -472,7 +481,8 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::RateRequest>,
     ) -> Result<Response<pb::RateResponse>, Status> {
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = self.bounded(deadline_of(request.metadata()));
+        let tenant = tenant_of(&request);
         let span = traces::call_span("Rate", request.metadata());
         self.unary(span, self.rate_unary(request.get_ref(), deadline, tenant))
             .await
@@ -487,9 +497,13 @@ impl SudokuService for Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown.into());
         }
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = self.bounded(deadline_of(request.metadata()));
+        let tenant = tenant_of(&request);
         let plan = parse_generate(request.get_ref(), fresh_seed)?;
-        Ok(Response::new(self.open_generate(plan, deadline, tenant)))
+        let share = request.extensions().get::<Share>().cloned();
+        Ok(Response::new(
+            self.open_generate(plan, deadline, tenant, share),
+        ))
     }
 
     type SolveBatchStream = BatchStream;
@@ -501,6 +515,8 @@ impl SudokuService for Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown.into());
         }
+        // No default bound: the client feeds the stream message by message,
+        // and each item's work is bounded by the node budget.
         let deadline = deadline_of(request.metadata());
         let tenant = tenant_of(&request);
         let span = traces::call_span("SolveBatch", request.metadata());
@@ -519,7 +535,7 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::SolveStreamRequest>,
     ) -> Result<Response<Self::SolveStreamStream>, Status> {
-        let deadline = deadline_of(request.metadata());
+        let deadline = self.bounded(deadline_of(request.metadata()));
         let tenant = tenant_of(&request);
         let span = traces::call_span("SolveStream", request.metadata());
         let share = request.extensions().get::<Share>().cloned();

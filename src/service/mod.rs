@@ -12,6 +12,7 @@
 //! | `generate.rs` | Generate orchestration: puzzles made in parallel, sent in order, stopped when the client leaves |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |
 //! | `budget.rs` | request bytes held at once: the server-wide budget and each connection's share |
+//! | `trim.rs` | freed memory given back to the system after a large release (glibc) |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ mod pool;
 mod schedule;
 mod status;
 mod stream;
+mod trim;
 
 pub use budget::{Budget, Charge, Purpose, Share};
 pub use convert::MAX_SOLUTIONS_LIMIT;
@@ -61,11 +63,19 @@ pub const SOLVE_PATH: &str = "/sudoku.v1.SudokuService/Solve";
 /// The path of Validate, which counts solutions as Solve does.
 pub const VALIDATE_PATH: &str = "/sudoku.v1.SudokuService/Validate";
 
+/// The path of Generate, whose puzzles in the making hold their state
+/// (for grids other than 9x9, a solver and the puzzle) in the connection's
+/// [`Share`] while paused.
+pub const GENERATE_PATH: &str = "/sudoku.v1.SudokuService/Generate";
+
 /// Limits the service applies to every call.
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Work budget per puzzle, in search nodes.
     pub max_nodes: u64,
+    /// The deadline of a call that sets none (a SolveBatch stream
+    /// excepted); `None`: no bound.
+    pub max_call: Option<Duration>,
     /// Nodes solved between deadline/cancellation checks.
     pub slice_nodes: u64,
     /// Unary calls and batch messages solved at once, server-wide.
@@ -103,6 +113,7 @@ impl Limits {
     pub(crate) fn on_the_calling_thread(max_nodes: u64) -> Limits {
         Limits {
             max_nodes,
+            max_call: None,
             slice_nodes: 64,
             max_in_flight: 1,
             stream_window: 1,
@@ -143,7 +154,7 @@ impl Sudoku {
     /// A service with `limits`; `shutdown` is cancelled when the server
     /// starts draining.
     pub fn new(limits: Limits, shutdown: CancellationToken) -> std::io::Result<Sudoku> {
-        Ok(Sudoku {
+        let sudoku = Sudoku {
             shared: Arc::new(Shared {
                 permits: Semaphore::new(limits.max_in_flight.max(1)),
                 pool: Pool::new(
@@ -162,7 +173,13 @@ impl Sudoku {
                 #[cfg(feature = "test-hooks")]
                 panic_on: None,
             }),
-        })
+        };
+        // A service with solver threads (a server's) holds memory for many
+        // calls; one without answers on the calling thread.
+        if sudoku.shared.limits.solver_threads > 0 {
+            trim::start(Arc::downgrade(&sudoku.shared))?;
+        }
+        Ok(sudoku)
     }
 
     /// Test hook (feature `test-hooks`): solving exactly `grid` panics

@@ -26,4 +26,5 @@ mod signals;
 mod sizes;
 mod tls;
 mod toolkit;
+mod work_bounds;
 mod zstd_curl;

@@ -1,0 +1,81 @@
+//! Memory given back to the system after a large release. glibc's malloc
+//! keeps what a thread frees in that thread's arena for reuse, and the
+//! solvers of large grids (half a megabyte each at 64x64) are allocated on
+//! the solver threads and freed on whichever thread drops their task: once
+//! the puzzles a thousand Generate streams had in the making were dropped,
+//! the process kept nearly all of their memory resident (docs/generate.md).
+//! A background thread watches the bytes held
+//! in the request [`Budget`](super::Budget) and, when they have fallen by
+//! [`TRIM_AFTER_BYTES`] from their highest since the last trim, asks malloc
+//! to give its free pages back (`malloc_trim`, which walks every arena).
+//! A steady load, whose held bytes go up and down by less, never pays for
+//! it; the walk runs on this thread, not on a solver or runtime thread.
+
+use std::sync::Weak;
+use std::time::Duration;
+
+use super::Shared;
+
+/// How far the bytes held must fall from their high-water mark before the
+/// free memory is given back.
+const TRIM_AFTER_BYTES: usize = 8 << 20;
+
+/// How often the thread looks at the budget.
+const EVERY: Duration = Duration::from_millis(500);
+
+/// Ticks after a trim when it is made once more.
+const AGAIN_AFTER: u32 = 3;
+
+/// Starts the thread that gives memory back for the service `shared`; it
+/// ends when the service is dropped. Only where the allocator is glibc's.
+pub(super) fn start(shared: Weak<Shared>) -> std::io::Result<()> {
+    if !TRIMS {
+        return Ok(());
+    }
+    std::thread::Builder::new()
+        .name("sudoku-trim".to_string())
+        .spawn(move || {
+            let mut high = 0usize;
+            // Ticks until the second trim of a release.
+            let mut again = 0u32;
+            loop {
+                std::thread::sleep(EVERY);
+                let Some(held) = shared.upgrade().map(|s| s.budget.held()) else {
+                    return;
+                };
+                high = high.max(held);
+                if high - held >= TRIM_AFTER_BYTES {
+                    trim();
+                    tracing::debug!(released = high - held, "free memory given back");
+                    high = held;
+                    again = AGAIN_AFTER;
+                } else if again > 0 {
+                    // What the calls and connections of the same clients
+                    // free as they close, after the work they held.
+                    again -= 1;
+                    if again == 0 {
+                        trim();
+                    }
+                }
+            }
+        })
+        .map(|_| ())
+}
+
+/// Whether [`trim`] gives memory back on this target.
+const TRIMS: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
+
+/// Asks glibc's malloc to return the free pages of every arena.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn trim() {
+    // SAFETY: malloc_trim takes a byte count to leave at the top of the
+    // main heap and only releases memory malloc holds free; it reads and
+    // writes no memory of ours.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim() {}
