@@ -5,13 +5,18 @@
 //! the puzzles a thousand Generate streams had in the making were dropped,
 //! the process kept nearly all of their memory resident (docs/generate.md).
 //! A background thread watches the bytes held
-//! in the request [`Budget`](super::Budget) and, when they have fallen by
-//! [`TRIM_AFTER_BYTES`] from their highest since the last trim, asks malloc
-//! to give its free pages back (`malloc_trim`, which walks every arena).
-//! A steady load, whose held bytes go up and down by less, never pays for
-//! it; the walk runs on this thread, not on a solver or runtime thread.
+//! in the request [`Budget`](super::Budget) and the connections open, and
+//! when either has fallen from its highest since the last trim, by
+//! [`TRIM_AFTER_BYTES`] or [`TRIM_AFTER_CONNECTIONS`], asks malloc to give
+//! its free pages back (`malloc_trim`, which walks every arena). The
+//! connections count too because a connection's buffers and calls are
+//! freed when it closes, which may be long after its work was released
+//! (streams that ended at their deadline, clients that leave later). A
+//! steady load, which goes up and down by less, never pays for it; the walk
+//! runs on this thread, not on a solver or runtime thread.
 
 use std::sync::Weak;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::Shared;
@@ -19,6 +24,10 @@ use super::Shared;
 /// How far the bytes held must fall from their high-water mark before the
 /// free memory is given back.
 const TRIM_AFTER_BYTES: usize = 8 << 20;
+
+/// How far the connections open must fall from their high-water mark
+/// (each holds some tens of kilobytes of buffers).
+const TRIM_AFTER_CONNECTIONS: usize = 128;
 
 /// How often the thread looks at the budget.
 const EVERY: Duration = Duration::from_millis(500);
@@ -35,19 +44,27 @@ pub(super) fn start(shared: Weak<Shared>) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("sudoku-trim".to_string())
         .spawn(move || {
-            let mut high = 0usize;
+            let (mut high, mut most) = (0usize, 0usize);
             // Ticks until the second trim of a release.
             let mut again = 0u32;
             loop {
                 std::thread::sleep(EVERY);
-                let Some(held) = shared.upgrade().map(|s| s.budget.held()) else {
+                let Some((held, open)) = shared.upgrade().map(|s| {
+                    let open = s.gauges.connections_open.load(Ordering::Relaxed);
+                    (s.budget.held(), open)
+                }) else {
                     return;
                 };
                 high = high.max(held);
-                if high - held >= TRIM_AFTER_BYTES {
+                most = most.max(open);
+                if high - held >= TRIM_AFTER_BYTES || most - open >= TRIM_AFTER_CONNECTIONS {
                     trim();
-                    tracing::debug!(released = high - held, "free memory given back");
-                    high = held;
+                    tracing::debug!(
+                        bytes = high - held,
+                        connections = most - open,
+                        "free memory given back"
+                    );
+                    (high, most) = (held, open);
                     again = AGAIN_AFTER;
                 } else if again > 0 {
                     // What the calls and connections of the same clients
