@@ -144,6 +144,9 @@ struct Shared {
     budget: Budget,
     shutdown: CancellationToken,
     gauges: Arc<Gauges>,
+    /// Keeps the thread that gives freed memory back going (trim.rs); a
+    /// token of its own, so that the thread holds no handle on this.
+    trimming: Arc<()>,
     /// Test hook: solving exactly this grid panics, to show a panic stays
     /// inside its call.
     #[cfg(feature = "test-hooks")]
@@ -170,14 +173,20 @@ impl Sudoku {
                 limits,
                 shutdown,
                 gauges: Arc::new(Gauges::default()),
+                trimming: Arc::new(()),
                 #[cfg(feature = "test-hooks")]
                 panic_on: None,
             }),
         };
         // A service with solver threads (a server's) holds memory for many
         // calls; one without answers on the calling thread.
-        if sudoku.shared.limits.solver_threads > 0 {
-            trim::start(Arc::downgrade(&sudoku.shared))?;
+        let shared = &sudoku.shared;
+        if shared.limits.solver_threads > 0 {
+            trim::start(
+                shared.budget.clone(),
+                shared.gauges.clone(),
+                Arc::downgrade(&shared.trimming),
+            )?;
         }
         Ok(sudoku)
     }

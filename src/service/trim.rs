@@ -15,11 +15,12 @@
 //! steady load, which goes up and down by less, never pays for it; the walk
 //! runs on this thread, not on a solver or runtime thread.
 
-use std::sync::Weak;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use super::Shared;
+use super::Budget;
+use crate::telemetry::metrics::Gauges;
 
 /// How far the bytes held must fall from their high-water mark before the
 /// free memory is given back.
@@ -35,9 +36,10 @@ const EVERY: Duration = Duration::from_millis(500);
 /// Ticks after a trim when it is made once more.
 const AGAIN_AFTER: u32 = 3;
 
-/// Starts the thread that gives memory back for the service `shared`; it
-/// ends when the service is dropped. Only where the allocator is glibc's.
-pub(super) fn start(shared: Weak<Shared>) -> std::io::Result<()> {
+/// Starts the thread that gives memory back when `budget`'s held bytes or
+/// `gauges`' open connections fall; it ends once `alive` is dropped (with
+/// the service). Only where the allocator is glibc's.
+pub(super) fn start(budget: Budget, gauges: Arc<Gauges>, alive: Weak<()>) -> std::io::Result<()> {
     if !TRIMS {
         return Ok(());
     }
@@ -49,12 +51,11 @@ pub(super) fn start(shared: Weak<Shared>) -> std::io::Result<()> {
             let mut again = 0u32;
             loop {
                 std::thread::sleep(EVERY);
-                let Some((held, open)) = shared.upgrade().map(|s| {
-                    let open = s.gauges.connections_open.load(Ordering::Relaxed);
-                    (s.budget.held(), open)
-                }) else {
+                if alive.strong_count() == 0 {
                     return;
-                };
+                }
+                let held = budget.held();
+                let open = gauges.connections_open.load(Ordering::Relaxed);
                 high = high.max(held);
                 most = most.max(open);
                 if high - held >= TRIM_AFTER_BYTES || most - open >= TRIM_AFTER_CONNECTIONS {
