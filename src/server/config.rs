@@ -524,6 +524,16 @@ mod tests {
     }
 
     #[test]
+    fn a_call_without_a_deadline_gets_max_call_seconds_and_0_is_none() {
+        assert_eq!(
+            Config::default().limits().max_call,
+            Some(Duration::from_secs(60))
+        );
+        let c = Config::parse_from(["sudoku-server", "--max-call-seconds", "0"]);
+        assert_eq!(c.limits().max_call, None);
+    }
+
+    #[test]
     fn quantum_flag_sets_the_solver_turn() {
         assert_eq!(Config::default().limits().quantum, Duration::from_millis(2));
         let c = Config::parse_from(["sudoku-server", "--quantum-us", "500"]);
