@@ -80,6 +80,8 @@ impl Backend {
     pub(super) async fn new(target: &Target) -> anyhow::Result<Backend> {
         if target.local {
             let mut limits = Config::default().limits();
+            // The work is the user's own, on their own machine: no bound.
+            limits.max_call = None;
             if target.threads > 0 {
                 limits.solver_threads = target.threads;
                 limits.stream_workers = target.threads;

@@ -8,7 +8,14 @@
 //!
 //! The maker is a stepper: [`SizedMaker::step`] does one check, so the
 //! service can share a solver thread between it and other work. The same
-//! seed, index and shape give the same puzzle.
+//! seed, index and shape give the same puzzle (and the same budget, below,
+//! the same puzzle cut short).
+//!
+//! The work of the checks can be bounded ([`SizedMaker::with_budget`]): a
+//! blank 64x64 grid has 4,096 clues to try, some of whose checks run to
+//! their full [`CHECK_NODES`]. Once the budget is spent no more clues are
+//! tried: the puzzle made so far is unique (every clue taken away was
+//! checked), with more clues than it needs, and reported not minimal.
 
 use super::rng::Rng;
 use crate::puzzle::sized::{Shape, SizedGrid};
@@ -46,6 +53,10 @@ pub struct SizedMaker {
     minimal: bool,
     /// The check in progress, if any.
     check: Option<Check>,
+    /// Search nodes the checks have taken (a restart counts as one).
+    spent: u64,
+    /// Search nodes the checks may take in all.
+    budget: u64,
 }
 
 /// The check of one removal: a second solution must put another value in
@@ -122,7 +133,28 @@ impl SizedMaker {
             clues: shape.cells(),
             minimal: true,
             check: None,
+            spent: 0,
+            budget: u64::MAX,
         }
+    }
+
+    /// This maker, trying no more clues once its checks have taken
+    /// `nodes` search nodes in all.
+    pub fn with_budget(mut self, nodes: u64) -> SizedMaker {
+        self.budget = nodes;
+        self
+    }
+
+    /// Search nodes the checks have taken so far (a restart counts as
+    /// one, for the table it fills).
+    pub fn nodes(&self) -> u64 {
+        self.spent
+    }
+
+    /// The bytes a maker of a grid of `cells` cells holds on the heap: the
+    /// puzzle, its solution and the order of the clues to try.
+    pub fn footprint(cells: usize) -> usize {
+        cells.saturating_mul(2 + std::mem::size_of::<usize>())
     }
 
     /// One step: at most [`STEP_NODES`] nodes of a clue's check; `Some`
@@ -134,12 +166,15 @@ impl SizedMaker {
         }
         if let Some(&cell) = self.order.get(self.next)
             && self.clues > self.min_clues
+            && self.spent < self.budget
         {
             self.next += 1;
             let kept = self.puzzle.values()[cell];
             self.puzzle.values_mut()[cell] = 0;
             solver.restart(&self.puzzle, 2);
-            if solver.resume(1) == Progress::Done {
+            let progress = solver.resume(1);
+            self.spent += 1 + solver.answer().stats.nodes;
+            if progress == Progress::Done {
                 let unique = solver.answer().count == 1;
                 self.decide(cell, kept, Some(unique));
             } else if solver.placed(cell) != 0 {
@@ -183,11 +218,14 @@ impl SizedMaker {
             solver.restart(&self.puzzle, 1);
             self.puzzle.values_mut()[cell] = 0;
             check.trying = true;
+            self.spent += 1;
         }
         let before = solver.answer().stats.nodes;
         let progress = solver.resume(check.budget.min(STEP_NODES));
         let a = solver.answer();
-        check.budget = check.budget.saturating_sub(a.stats.nodes - before);
+        let nodes = a.stats.nodes - before;
+        check.budget = check.budget.saturating_sub(nodes);
+        self.spent += nodes;
         if a.count > 0 {
             return self.decide(cell, check.kept, Some(false));
         }
@@ -247,5 +285,38 @@ mod tests {
             let again = SizedMaker::new(&mut solver, shape, 7, 1, 0).run(&mut solver);
             assert_eq!(again, made);
         }
+    }
+
+    #[test]
+    fn a_maker_out_of_its_budget_stops_with_a_unique_puzzle_not_minimal() {
+        let shape = Shape::new(3, 3).unwrap();
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let mut maker = SizedMaker::new(&mut solver, shape, 3, 0, 0);
+        let whole = loop {
+            if let Some(made) = maker.step(&mut solver) {
+                break made;
+            }
+        };
+        assert!(whole.minimal);
+        let budget = maker.nodes() / 4;
+        let mut maker = SizedMaker::new(&mut solver, shape, 3, 0, 0).with_budget(budget);
+        let cut = loop {
+            if let Some(made) = maker.step(&mut solver) {
+                break made;
+            }
+        };
+        // The check under way when the budget ran out is finished.
+        assert!(maker.nodes() >= budget && maker.nodes() <= budget + CHECK_NODES + 1);
+        assert!(!cut.minimal);
+        assert!(cut.clues > whole.clues, "{} vs {}", cut.clues, whole.clues);
+        assert!(cut.puzzle.is_kept_by(&cut.solution));
+        solver.restart(&cut.puzzle, 2);
+        solver.resume(u64::MAX);
+        assert_eq!(solver.answer().count, 1);
+        // The same seed and budget make the same puzzle.
+        let again = SizedMaker::new(&mut solver, shape, 3, 0, 0)
+            .with_budget(budget)
+            .run(&mut solver);
+        assert_eq!(again, cut);
     }
 }

@@ -126,6 +126,14 @@ pub struct Config {
     #[arg(long, env = "SUDOKU_MAX_NODES", default_value_t = 5_000_000)]
     pub max_nodes: u64,
 
+    /// A deadline, in seconds, for a call that sets none (a SolveBatch
+    /// stream excepted: the client feeds it message by message). Past it
+    /// the call ends DEADLINE_EXCEEDED, as if the client had set it. 0 =
+    /// none.
+    #[arg(help_heading = LIMITS)]
+    #[arg(long, env = "SUDOKU_MAX_CALL_SECONDS", default_value_t = 60)]
+    pub max_call_seconds: u64,
+
     /// Search nodes between checks for a passed deadline or a cancelled
     /// call: smaller stops sooner, larger costs less.
     #[arg(help_heading = SCHEDULING)]
@@ -330,6 +338,8 @@ impl Config {
     pub fn limits(&self) -> Limits {
         Limits {
             max_nodes: self.max_nodes.max(1),
+            max_call: (self.max_call_seconds > 0)
+                .then(|| Duration::from_secs(self.max_call_seconds)),
             slice_nodes: self.slice_nodes.max(1),
             max_in_flight: self.max_in_flight.max(1),
             stream_window: self.stream_window.max(1),
@@ -604,6 +614,16 @@ mod tests {
         assert_eq!(c.idle_timeout(), Some(Duration::from_secs(7)));
         let c = Config::parse_from(["sudoku-server", "--idle-timeout-secs", "0"]);
         assert_eq!(c.idle_timeout(), None);
+    }
+
+    #[test]
+    fn a_call_without_a_deadline_gets_max_call_seconds_and_0_is_none() {
+        assert_eq!(
+            Config::default().limits().max_call,
+            Some(Duration::from_secs(60))
+        );
+        let c = Config::parse_from(["sudoku-server", "--max-call-seconds", "0"]);
+        assert_eq!(c.limits().max_call, None);
     }
 
     #[test]

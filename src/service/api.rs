@@ -416,6 +416,16 @@ impl Sudoku {
         })
     }
 
+    /// The deadline a call works under: the client's, or, when it set
+    /// none, `--max-call-seconds` from now (the default work bound of a
+    /// call).
+    fn bounded(
+        &self,
+        deadline: Result<Option<Instant>, Failure>,
+    ) -> Result<Option<Instant>, Failure> {
+        deadline.map(|d| d.or_else(|| Instant::now().checked_add(self.shared.limits.max_call?)))
+    }
+
     /// Answers a unary call with `answer` in its `span` ([`traces::call_span`]):
     /// its log line, a panic kept inside the call, the failure's status, and
     /// the answer's bytes charged to its connection (see [`Room`]).
@@ -516,7 +526,7 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::SolveRequest>,
     ) -> Result<Response<pb::SolveResponse>, Status> {
-        let deadline = deadline_of(request.metadata());
+        let deadline = self.bounded(deadline_of(request.metadata()));
         let tenant = tenant_of(&request);
         let span = traces::call_span("Solve", request.metadata());
         let share = request.extensions().get::<Share>();
@@ -544,7 +554,8 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::ValidateRequest>,
     ) -> Result<Response<pb::ValidateResponse>, Status> {
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = self.bounded(deadline_of(request.metadata()));
+        let tenant = tenant_of(&request);
         let share = request.extensions().get::<Share>();
         let room = Room {
             share,
@@ -566,7 +577,8 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::HintRequest>,
     ) -> Result<Response<pb::HintResponse>, Status> {
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = self.bounded(deadline_of(request.metadata()));
+        let tenant = tenant_of(&request);
         let span = traces::call_span("Hint", request.metadata());
         let room = Room {
             share: request.extensions().get::<Share>(),
@@ -581,7 +593,8 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::RateRequest>,
     ) -> Result<Response<pb::RateResponse>, Status> {
-        let (deadline, tenant) = (deadline_of(request.metadata()), tenant_of(&request));
+        let deadline = self.bounded(deadline_of(request.metadata()));
+        let tenant = tenant_of(&request);
         let span = traces::call_span("Rate", request.metadata());
         let room = Room {
             share: request.extensions().get::<Share>(),
@@ -601,10 +614,13 @@ impl SudokuService for Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown.into());
         }
-        let deadline = deadline_of(request.metadata())?;
+        let deadline = self.bounded(deadline_of(request.metadata()))?;
         let tenant = tenant_of(&request);
         let plan = parse_generate(request.get_ref(), fresh_seed)?;
-        Ok(Response::new(self.open_generate(plan, deadline, tenant)))
+        let share = request.extensions().get::<Share>().cloned();
+        Ok(Response::new(
+            self.open_generate(plan, deadline, tenant, share),
+        ))
     }
 
     type SolveBatchStream = BatchStream;
@@ -616,6 +632,8 @@ impl SudokuService for Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown.into());
         }
+        // No default bound: the client feeds the stream message by message,
+        // and each item's work is bounded by the node budget.
         let deadline = deadline_of(request.metadata())?;
         let tenant = tenant_of(&request);
         let span = traces::call_span("SolveBatch", request.metadata());
@@ -634,7 +652,7 @@ impl SudokuService for Sudoku {
         &self,
         request: Request<pb::SolveStreamRequest>,
     ) -> Result<Response<Self::SolveStreamStream>, Status> {
-        let deadline = deadline_of(request.metadata());
+        let deadline = self.bounded(deadline_of(request.metadata()));
         let tenant = tenant_of(&request);
         let span = traces::call_span("SolveStream", request.metadata());
         let share = request.extensions().get::<Share>().cloned();
@@ -831,7 +849,7 @@ mod tests {
         let mut request = Request::new(msg.clone());
         request.extensions_mut().insert(share.clone());
         request.set_timeout(std::time::Duration::from_millis(100));
-        let deadline = deadline_of(request.metadata());
+        let deadline = deadline_of(request.metadata()).unwrap();
         let svc = service();
         let room = Room {
             share: Some(&share),

@@ -51,6 +51,8 @@ pub struct Share(Arc<SharePools>);
 struct Pools {
     buffers: Semaphore,
     messages: Semaphore,
+    /// Bytes of each pool.
+    pool: usize,
     /// Bytes of each pool of one connection's share.
     share_pool: usize,
 }
@@ -69,6 +71,7 @@ impl Budget {
         Budget(Arc::new(Pools {
             buffers: Semaphore::new(pool(total)),
             messages: Semaphore::new(pool(total)),
+            pool: pool(total),
             share_pool: pool(share),
         }))
     }
@@ -81,6 +84,12 @@ impl Budget {
             buffers: Semaphore::new(n),
             messages: Semaphore::new(n),
         }))
+    }
+
+    /// Bytes held now, in both pools, server-wide.
+    pub fn held(&self) -> usize {
+        let free = self.available(Purpose::Buffers) + self.available(Purpose::Messages);
+        (2 * self.0.pool).saturating_sub(free)
     }
 
     /// Bytes free in the `purpose` pool server-wide (for tests and metrics).
@@ -300,7 +309,9 @@ mod tests {
         assert_eq!(b.available(Purpose::Buffers), 2048);
         assert_eq!(budget.available(Purpose::Buffers), 4096 - 1500);
         assert_eq!(budget.available(Purpose::Messages), 4096);
+        assert_eq!(budget.held(), 1500);
         drop(held);
+        assert_eq!(budget.held(), 0);
         assert_eq!(a.available(Purpose::Buffers), 2048);
         assert_eq!(budget.available(Purpose::Buffers), 4096);
     }

@@ -15,7 +15,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 use tracing::Instrument;
 
+use super::budget::Share;
 use super::convert::GeneratePlan;
+use super::schedule::expiry;
 use super::status::Failure;
 use super::{Sudoku, Tenant};
 use crate::pb;
@@ -26,18 +28,21 @@ pub(super) type GenerateStream =
 
 impl Sudoku {
     /// Starts generating `plan` for `tenant` under `deadline` (which covers
-    /// the whole stream) and returns the response stream.
+    /// the whole stream) and returns the response stream. Puzzles in the
+    /// making are charged to `share` (none: not charged).
     pub(super) fn open_generate(
         &self,
         plan: GeneratePlan,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<Share>,
     ) -> GenerateStream {
         let (tx, rx) = mpsc::channel(2);
         let svc = self.clone();
         let span = tracing::debug_span!("generate", count = plan.count, seed = plan.seed);
         tokio::spawn(
-            async move { svc.generate_all(plan, deadline, tenant, tx).await }.instrument(span),
+            async move { svc.generate_all(plan, deadline, tenant, share, tx).await }
+                .instrument(span),
         );
         Box::pin(ReceiverStream::new(rx))
     }
@@ -48,6 +53,7 @@ impl Sudoku {
         plan: GeneratePlan,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<Share>,
         tx: mpsc::Sender<Result<pb::GenerateResponse, Status>>,
     ) {
         let limits = &self.shared.limits;
@@ -56,13 +62,15 @@ impl Sudoku {
         let mut next = 0u32;
         loop {
             while next < plan.count && making.len() < window {
-                making.push_back(self.generate_one(plan, next, deadline, tenant));
+                making.push_back(self.generate_one(plan, next, deadline, tenant, share.as_ref()));
                 next += 1;
             }
             let made = tokio::select! {
                 biased;
                 _ = tx.closed() => return,
                 _ = self.shared.shutdown.cancelled() => Some(Err(Failure::ShuttingDown)),
+                // A puzzle may still wait for its memory or a permit.
+                _ = expiry(deadline) => Some(Err(Failure::DeadlineExceeded)),
                 made = making.next() => made,
             };
             let sent = match made {

@@ -12,6 +12,7 @@
 //! | `generate.rs` | Generate orchestration: puzzles made in parallel, sent in order, stopped when the client leaves |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |
 //! | `budget.rs` | request bytes and unary answers held at once: the server-wide budget and each connection's share |
+//! | `trim.rs` | freed memory given back to the system after a large release (glibc) |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ mod pool;
 mod schedule;
 mod status;
 mod stream;
+mod trim;
 
 pub use budget::{AnswerCharge, Budget, Charge, Purpose, Share};
 pub use convert::MAX_SOLUTIONS_LIMIT;
@@ -77,6 +79,9 @@ pub fn takes_one_message(path: &str) -> bool {
 pub struct Limits {
     /// Work budget per puzzle, in search nodes.
     pub max_nodes: u64,
+    /// The deadline of a call that sets none (a SolveBatch stream
+    /// excepted); `None`: no bound.
+    pub max_call: Option<Duration>,
     /// Nodes solved between deadline/cancellation checks.
     pub slice_nodes: u64,
     /// Unary calls and batch messages solved at once, server-wide.
@@ -114,6 +119,7 @@ impl Limits {
     pub(crate) fn on_the_calling_thread(max_nodes: u64) -> Limits {
         Limits {
             max_nodes,
+            max_call: None,
             slice_nodes: 64,
             max_in_flight: 1,
             stream_window: 1,
@@ -144,6 +150,9 @@ struct Shared {
     budget: Budget,
     shutdown: CancellationToken,
     gauges: Arc<Gauges>,
+    /// Keeps the thread that gives freed memory back going (trim.rs); a
+    /// token of its own, so that the thread holds no handle on this.
+    trimming: Arc<()>,
     /// Test hook: solving exactly this grid panics, to show a panic stays
     /// inside its call.
     #[cfg(feature = "test-hooks")]
@@ -154,7 +163,7 @@ impl Sudoku {
     /// A service with `limits`; `shutdown` is cancelled when the server
     /// starts draining.
     pub fn new(limits: Limits, shutdown: CancellationToken) -> std::io::Result<Sudoku> {
-        Ok(Sudoku {
+        let sudoku = Sudoku {
             shared: Arc::new(Shared {
                 permits: Semaphore::new(limits.max_in_flight.max(1)),
                 pool: Pool::new(
@@ -170,10 +179,22 @@ impl Sudoku {
                 limits,
                 shutdown,
                 gauges: Arc::new(Gauges::default()),
+                trimming: Arc::new(()),
                 #[cfg(feature = "test-hooks")]
                 panic_on: None,
             }),
-        })
+        };
+        // A service with solver threads (a server's) holds memory for many
+        // calls; one without answers on the calling thread.
+        let shared = &sudoku.shared;
+        if shared.limits.solver_threads > 0 {
+            trim::start(
+                shared.budget.clone(),
+                shared.gauges.clone(),
+                Arc::downgrade(&shared.trimming),
+            )?;
+        }
+        Ok(sudoku)
     }
 
     /// Test hook (feature `test-hooks`): solving exactly `grid` panics

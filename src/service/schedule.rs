@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
-use super::budget::Charge;
+use super::budget::{Charge, Purpose, Share};
 use super::convert::{
     AnyGrid, GeneratePlan, Job, SizedJob, generated_to_pb, outcome, outcome_of, parse_any,
     parse_limit, sized_answer_to_pb, sized_generated_to_pb, to_pb,
@@ -970,15 +970,29 @@ impl Sudoku {
     }
 
     /// Makes puzzle `index` of `plan` on a solver thread for `tenant`,
-    /// attempt by attempt, waiting for a permit. Dropping the future (the
-    /// client left) stops the work at its next attempt.
+    /// attempt by attempt (or clue by clue), waiting for its state's bytes
+    /// in the connection's `share` ([`generate_charge`]) and then for a
+    /// permit. Dropping the future (the client left) stops the work at its
+    /// next attempt.
     pub(super) async fn generate_one(
         &self,
         plan: GeneratePlan,
         index: u32,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<&Share>,
     ) -> Result<pb::GenerateResponse, Failure> {
+        // A puzzle in the making stays in memory between its turns, so it
+        // waits here, as a SolveBatch message waits to be read, until the
+        // connection and the server can hold it.
+        let charge = match share {
+            Some(share) => Some(
+                share
+                    .charge(Purpose::Messages, generate_charge(&plan))
+                    .await,
+            ),
+            None => None,
+        };
         let Ok(_permit) = self.shared.permits.acquire().await else {
             return Err(Failure::ShuttingDown);
         };
@@ -992,12 +1006,14 @@ impl Sudoku {
                     seed: plan.seed,
                     index,
                     min_clues: min_clues as usize,
+                    budget: self.shared.limits.max_nodes,
                     maker: None,
+                    charge,
                     deadline,
                     reply: Some(reply),
                 }),
             );
-            let made = reply_by(replied, deadline).await?;
+            let made = reply_by(replied, deadline).await??;
             return Ok(sized_generated_to_pb(index, &plan, &made));
         }
         let (reply, replied) = oneshot::channel();
@@ -1008,6 +1024,7 @@ impl Sudoku {
                 search: Search::new(plan.seed, u64::from(index), plan.options),
                 target: plan.target,
                 index,
+                _charge: charge,
                 deadline,
                 reply: Some(reply),
             }),
@@ -1068,6 +1085,8 @@ struct GenerateWork {
     search: Search,
     target: Target,
     index: u32,
+    /// This task's bytes in its connection's share (none: not charged).
+    _charge: Option<Charge>,
     deadline: Option<Instant>,
     reply: Option<oneshot::Sender<Result<Generated<Rating>, Failure>>>,
 }
@@ -1115,10 +1134,38 @@ struct SizedGenerateWork {
     seed: u64,
     index: u32,
     min_clues: usize,
+    /// Search nodes the maker's checks may take: `--max-nodes`, the work
+    /// budget of one Solve. A node costs in proportion to the grid, so the
+    /// time this allows grows with the size; a puzzle that spends it comes
+    /// with the clues it has left, unique and not minimal.
+    budget: u64,
     /// The puzzle in the making and its solver, between turns.
     maker: Option<(SizedMaker, Box<SizedSolver>)>,
+    /// What the task holds of its connection's share: the maker's and its
+    /// solver's footprints ([`generate_charge`]), grown when the paused
+    /// solver outgrows them (none: not charged).
+    charge: Option<Charge>,
     deadline: Option<Instant>,
-    reply: Option<oneshot::Sender<SizedPuzzle>>,
+    reply: Option<oneshot::Sender<Result<SizedPuzzle, Failure>>>,
+}
+
+/// What a puzzle in the making holds in its connection's share while it
+/// exists: its task, and for a grid other than 9x9 the maker's puzzle and
+/// the solver it keeps between turns. A 9x9 puzzle is made in the solver
+/// thread's own solver, so its paused state is the task alone.
+fn generate_charge(plan: &GeneratePlan) -> usize {
+    match plan.shape {
+        None => std::mem::size_of::<GenerateWork>(),
+        Some((shape, _)) => sized_generate_bytes(shape.cells(), 0),
+    }
+}
+
+/// The bytes of a sized puzzle in the making whose solver holds
+/// `solver_heap` bytes (at least its footprint).
+fn sized_generate_bytes(cells: usize, solver_heap: usize) -> usize {
+    std::mem::size_of::<SizedGenerateWork>()
+        .saturating_add(SizedMaker::footprint(cells))
+        .saturating_add(solver_heap.max(SizedSolver::footprint(cells)))
 }
 
 impl Work for SizedGenerateWork {
@@ -1139,27 +1186,36 @@ impl Work for SizedGenerateWork {
                     self.seed,
                     u64::from(self.index),
                     self.min_clues,
-                );
+                )
+                .with_budget(self.budget);
                 (maker, solver)
             }
         };
-        loop {
+        let made = loop {
             if !self.wanted() {
                 give_sized_solver(solver);
                 return Step::Done;
             }
             if let Some(made) = maker.step(&mut solver) {
-                give_sized_solver(solver);
-                if let Some(reply) = self.reply.take() {
-                    let _ = reply.send(made);
-                }
-                return Step::Done;
+                break Ok(made);
             }
             if turn.over() {
-                self.maker = Some((maker, solver));
-                return Step::Unfinished;
+                // Paused, the maker and its solver stay in memory: a
+                // solver whose trail outgrew the charge grows it, or the
+                // puzzle is given up as over-budget work is.
+                let bytes = sized_generate_bytes(self.shape.cells(), solver.heap_bytes());
+                if self.charge.as_mut().is_none_or(|c| c.try_grow_to(bytes)) {
+                    self.maker = Some((maker, solver));
+                    return Step::Unfinished;
+                }
+                break Err(Failure::Overloaded);
             }
+        };
+        give_sized_solver(solver);
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(made);
         }
+        Step::Done
     }
 }
 

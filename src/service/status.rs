@@ -67,7 +67,8 @@ pub(super) enum Failure {
     Invalid(Vec<Violation>),
     /// A batch message carried more items than allowed.
     TooManyItems { found: usize, max: usize },
-    /// The client's deadline passed.
+    /// The client's deadline passed, or the server's bound of a call that
+    /// set none (`--max-call-seconds`).
     DeadlineExceeded,
     /// The client went away.
     Cancelled,
@@ -128,7 +129,9 @@ impl From<Failure> for Status {
             ),
             Failure::DeadlineExceeded => with_reason(
                 Code::DeadlineExceeded,
-                "the deadline passed before the solver finished".to_string(),
+                "the deadline passed before the work was done (the client's deadline, or the \
+                 server's work bound of a call that sets none)"
+                    .to_string(),
                 "DEADLINE_EXCEEDED",
                 &[],
             ),

@@ -28,4 +28,5 @@ mod sizes;
 mod slots;
 mod tls;
 mod toolkit;
+mod work_bounds;
 mod zstd_curl;
