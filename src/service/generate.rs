@@ -1,6 +1,8 @@
 //! Generate orchestration: puzzles are made on the solver threads, a few at
 //! once (one per solver thread), and sent in index order through a bounded
-//! channel. The stream ends when the last is sent, at the first failure
+//! channel. Each puzzle sent is charged to the connection's share until
+//! HTTP/2 has taken its bytes ([`Answers`]), so a client that does not read
+//! stalls only its own streams. The stream ends when the last is sent, at the first failure
 //! (its status), or as soon as the client leaves: the task stops, dropping
 //! the puzzles in the making, whose work sees its caller gone at its next
 //! attempt.
@@ -10,17 +12,21 @@ use std::time::Instant;
 
 use futures::stream::FuturesOrdered;
 use futures::{Stream, StreamExt};
+use prost::Message as _;
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 use tracing::Instrument;
 
-use super::budget::Share;
+use super::budget::{Charge, Purpose, Share};
 use super::convert::GeneratePlan;
 use super::schedule::expiry;
 use super::status::Failure;
+use super::stream::Answers;
 use super::{Sudoku, Tenant};
 use crate::pb;
+
+/// A response sent on a Generate stream, with its charge.
+type Outgoing = (Result<pb::GenerateResponse, Status>, Option<Charge>);
 
 /// The response stream of a Generate call.
 pub(super) type GenerateStream =
@@ -37,14 +43,14 @@ impl Sudoku {
         tenant: Tenant,
         share: Option<Share>,
     ) -> GenerateStream {
-        let (tx, rx) = mpsc::channel(2);
+        let (tx, rx) = mpsc::channel::<Outgoing>(2);
         let svc = self.clone();
         let span = tracing::debug_span!("generate", count = plan.count, seed = plan.seed);
         tokio::spawn(
             async move { svc.generate_all(plan, deadline, tenant, share, tx).await }
                 .instrument(span),
         );
-        Box::pin(ReceiverStream::new(rx))
+        Box::pin(Answers::new(rx))
     }
 
     /// Makes the puzzles of `plan` and sends them in order on `tx`.
@@ -54,7 +60,7 @@ impl Sudoku {
         deadline: Option<Instant>,
         tenant: Tenant,
         share: Option<Share>,
-        tx: mpsc::Sender<Result<pb::GenerateResponse, Status>>,
+        tx: mpsc::Sender<Outgoing>,
     ) {
         let limits = &self.shared.limits;
         let window = limits.solver_threads.clamp(1, limits.stream_window.max(1));
@@ -75,10 +81,27 @@ impl Sudoku {
             };
             let sent = match made {
                 None => return,
-                Some(Ok(response)) => tx.send(Ok(response)).await,
+                Some(Ok(response)) => {
+                    // Waits while this connection's unread answers fill
+                    // its share (bounded by the deadline, which every call
+                    // has by default); ends if the client leaves meanwhile.
+                    let charge = match &share {
+                        None => None,
+                        Some(share) => tokio::select! {
+                            biased;
+                            _ = tx.closed() => return,
+                            _ = expiry(deadline) => {
+                                let _ = tx.send((Err(Failure::DeadlineExceeded.into()), None)).await;
+                                return;
+                            }
+                            charge = share.charge(Purpose::Messages, response.encoded_len()) => Some(charge),
+                        },
+                    };
+                    tx.send((Ok(response), charge)).await
+                }
                 Some(Err(failure)) => {
                     tracing::debug!(?failure, "generate stream ends");
-                    let _ = tx.send(Err(failure.into())).await;
+                    let _ = tx.send((Err(failure.into()), None)).await;
                     return;
                 }
             };

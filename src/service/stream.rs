@@ -274,12 +274,7 @@ impl Sudoku {
             .instrument(span),
         );
         // A response's charge is released as tonic takes it.
-        Box::pin(Answers {
-            rx: ReceiverStream::new(rx),
-            held: None,
-            since_pending: 0,
-            pended: false,
-        })
+        Box::pin(Answers::new(rx))
     }
 }
 
@@ -378,9 +373,9 @@ impl Sudoku {
 
 // --- end of SolveStream ---------------------------------------------------
 
-/// The response stream of a SolveBatch call: the responses the workers
-/// send, each with its charge, which is held until HTTP/2 has taken the
-/// response's bytes.
+/// The response stream of a SolveBatch (or Generate) call: the responses
+/// the workers send, each with its charge, which is held until HTTP/2 has
+/// taken the response's bytes.
 ///
 /// tonic takes a response and encodes it, then asks for more until there
 /// is none (Pending) or its buffer reaches its yield threshold, and hands
@@ -391,8 +386,8 @@ impl Sudoku {
 /// send buffer (all but the send buffer's size): their charges are
 /// released then. For a client that does not read, that poll never comes,
 /// the charges stay, and the share they fill stops the reader.
-struct Answers {
-    rx: ReceiverStream<Outgoing>,
+pub(super) struct Answers<T> {
+    rx: ReceiverStream<(Result<T, Status>, Option<Charge>)>,
     /// The charges of the responses taken since the last release.
     held: Option<Charge>,
     /// Response bytes taken since tonic's last Pending.
@@ -401,8 +396,20 @@ struct Answers {
     pended: bool,
 }
 
-impl Stream for Answers {
-    type Item = Result<pb::SolveBatchResponse, Status>;
+impl<T> Answers<T> {
+    /// The responses sent on the channel of `rx`, with their charges.
+    pub(super) fn new(rx: mpsc::Receiver<(Result<T, Status>, Option<Charge>)>) -> Answers<T> {
+        Answers {
+            rx: ReceiverStream::new(rx),
+            held: None,
+            since_pending: 0,
+            pended: false,
+        }
+    }
+}
+
+impl<T> Stream for Answers<T> {
+    type Item = Result<T, Status>;
 
     fn poll_next(
         mut self: Pin<&mut Self>,
