@@ -509,7 +509,7 @@ impl Room<'_> {
         let Some(share) = self.share else {
             return Ok(None);
         };
-        let charge = share.charge_or_shed(Purpose::Messages, self.bound);
+        let charge = share.charge_or_shed(Purpose::Answers, self.bound);
         let charge = match self.deadline {
             None => charge.await,
             Some(d) => tokio::time::timeout_at(d.into(), charge)

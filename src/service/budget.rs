@@ -35,8 +35,13 @@ pub enum Purpose {
     /// Request messages being received, in tonic's buffers.
     Buffers,
     /// Decoded SolveBatch messages and their responses, paused solvers,
-    /// unary answers.
+    /// Generate's puzzles in the making and its answers.
     Messages,
+    /// Unary answers: the connection's messages half, but a server-wide
+    /// pool of their own (a quarter of the messages half), so that work
+    /// waiting for memory in the messages pool (a flood of Generate or
+    /// SolveBatch streams fills it by design) never sheds a Solve.
+    Answers,
 }
 
 /// The server-wide budget of request bytes held at once; cheap to clone.
@@ -51,6 +56,7 @@ pub struct Share(Arc<SharePools>);
 struct Pools {
     buffers: Semaphore,
     messages: Semaphore,
+    answers: Semaphore,
     /// Bytes of each pool.
     pool: usize,
     /// Bytes of each pool of one connection's share.
@@ -68,9 +74,11 @@ impl Budget {
     /// `share`; each is split evenly between the two pools.
     pub fn new(total: usize, share: usize) -> Budget {
         let pool = |bytes: usize| (bytes / 2).clamp(1, Semaphore::MAX_PERMITS);
+        let answers = (pool(total) / 4).max(1);
         Budget(Arc::new(Pools {
             buffers: Semaphore::new(pool(total)),
-            messages: Semaphore::new(pool(total)),
+            messages: Semaphore::new(pool(total) - answers.min(pool(total) - 1)),
+            answers: Semaphore::new(answers),
             pool: pool(total),
             share_pool: pool(share),
         }))
@@ -88,7 +96,9 @@ impl Budget {
 
     /// Bytes held now, in both pools, server-wide.
     pub fn held(&self) -> usize {
-        let free = self.available(Purpose::Buffers) + self.available(Purpose::Messages);
+        let free = self.available(Purpose::Buffers)
+            + self.available(Purpose::Messages)
+            + self.available(Purpose::Answers);
         (2 * self.0.pool).saturating_sub(free)
     }
 
@@ -103,6 +113,7 @@ impl Pools {
         match purpose {
             Purpose::Buffers => &self.buffers,
             Purpose::Messages => &self.messages,
+            Purpose::Answers => &self.answers,
         }
     }
 }
@@ -111,7 +122,7 @@ impl SharePools {
     fn semaphore(&self, purpose: Purpose) -> &Semaphore {
         match purpose {
             Purpose::Buffers => &self.buffers,
-            Purpose::Messages => &self.messages,
+            Purpose::Messages | Purpose::Answers => &self.messages,
         }
     }
 }
@@ -308,7 +319,8 @@ mod tests {
         assert_eq!(a.available(Purpose::Buffers), 2048 - 1500);
         assert_eq!(b.available(Purpose::Buffers), 2048);
         assert_eq!(budget.available(Purpose::Buffers), 4096 - 1500);
-        assert_eq!(budget.available(Purpose::Messages), 4096);
+        assert_eq!(budget.available(Purpose::Messages), 3072);
+        assert_eq!(budget.available(Purpose::Answers), 1024);
         assert_eq!(budget.held(), 1500);
         drop(held);
         assert_eq!(budget.held(), 0);
@@ -360,7 +372,7 @@ mod tests {
         let waiting = tokio::spawn({
             let a = a.clone();
             async move {
-                a.charge_or_shed(Purpose::Messages, 1000)
+                a.charge_or_shed(Purpose::Answers, 1000)
                     .await
                     .map(|c| c.bytes())
             }
@@ -369,10 +381,16 @@ mod tests {
         assert!(!waiting.is_finished(), "took more than its own share");
         drop(held);
         assert_eq!(waiting.await.unwrap(), Some(1000));
-        // The server's budget, taken by others, is not waited for.
-        let _b = b.try_charge(Purpose::Messages, 2048).unwrap();
-        let _c = budget.share().try_charge(Purpose::Messages, 2048).unwrap();
-        assert!(a.charge_or_shed(Purpose::Messages, 1).await.is_none());
+        // Work waiting in the messages pool, however full, sheds no answer.
+        let _work = b.try_charge(Purpose::Messages, 2048).unwrap();
+        let _more = budget.share().try_charge(Purpose::Messages, 1024).unwrap();
+        assert_eq!(budget.available(Purpose::Messages), 0);
+        assert!(a.charge_or_shed(Purpose::Answers, 1).await.is_some());
+        // The server's answers pool, taken by others, is not waited for.
+        let _b = b.try_charge(Purpose::Answers, 1024);
+        let _c = budget.share().try_charge(Purpose::Answers, 1024);
+        assert_eq!(budget.available(Purpose::Answers), 0);
+        assert!(a.charge_or_shed(Purpose::Answers, 1).await.is_none());
         assert_eq!(
             a.available(Purpose::Messages),
             2048,
