@@ -237,7 +237,7 @@ async function validate(line) {
   const ok = r.conflicts.length === 0 && r.noCandidateCells.length === 0 && r.unique;
   clearResult(ok ? 'Valid: one solution' : r.conflicts.length > 0 ? 'Breaks the rules' : r.solvable ? 'Several solutions' : 'No solution', 'done');
   paint(toCells(line) ?? Array(81).fill(''), line);
-  stat('Conflicts', r.conflicts.length);
+  stat('Conflicts', r.conflictCount || r.conflicts.length);
   stat('Solvable', r.solvable ? 'yes' : 'no');
   stat('Unique', r.unique ? 'yes' : 'no');
   stat('Search complete', r.searchComplete ? 'yes' : 'no (work budget reached)');
