@@ -504,7 +504,21 @@ struct Room<'a> {
     deadline: Option<Instant>,
 }
 
-impl Room<'_> {
+impl<'a> Room<'a> {
+    /// The room of a call whose deadline parsed as `deadline` (a malformed
+    /// one fails the call itself; its answer then waits for nothing).
+    fn new(
+        share: Option<&'a Share>,
+        bound: usize,
+        deadline: &Result<Option<Instant>, Failure>,
+    ) -> Room<'a> {
+        Room {
+            share,
+            bound,
+            deadline: deadline.as_ref().ok().copied().flatten(),
+        }
+    }
+
     async fn charge(&self) -> Result<Option<Charge>, Failure> {
         let Some(share) = self.share else {
             return Ok(None);
@@ -530,11 +544,11 @@ impl SudokuService for Sudoku {
         let tenant = tenant_of(&request);
         let span = traces::call_span("Solve", request.metadata());
         let share = request.extensions().get::<Share>();
-        let room = Room {
+        let room = Room::new(
             share,
-            bound: request.get_ref().encoded_len() + ANSWER_OVER_GRID_BYTES,
-            deadline: deadline.as_ref().ok().copied().flatten(),
-        };
+            request.get_ref().encoded_len() + ANSWER_OVER_GRID_BYTES,
+            &deadline,
+        );
         let answer = async {
             let solution = self
                 .solve_unary(request.get_ref(), deadline?, tenant, share)
@@ -557,11 +571,7 @@ impl SudokuService for Sudoku {
         let deadline = self.bounded(deadline_of(request.metadata()));
         let tenant = tenant_of(&request);
         let share = request.extensions().get::<Share>();
-        let room = Room {
-            share,
-            bound: validate_answer_bound(request.get_ref()),
-            deadline: deadline.as_ref().ok().copied().flatten(),
-        };
+        let room = Room::new(share, validate_answer_bound(request.get_ref()), &deadline);
         self.unary(
             traces::call_span("Validate", request.metadata()),
             room,
@@ -580,11 +590,11 @@ impl SudokuService for Sudoku {
         let deadline = self.bounded(deadline_of(request.metadata()));
         let tenant = tenant_of(&request);
         let span = traces::call_span("Hint", request.metadata());
-        let room = Room {
-            share: request.extensions().get::<Share>(),
-            bound: HINT_ANSWER_BYTES,
-            deadline: deadline.as_ref().ok().copied().flatten(),
-        };
+        let room = Room::new(
+            request.extensions().get::<Share>(),
+            HINT_ANSWER_BYTES,
+            &deadline,
+        );
         let answer = async { self.hint_unary(request.get_ref(), deadline?, tenant).await };
         self.unary(span, room, answer).await
     }
@@ -596,11 +606,11 @@ impl SudokuService for Sudoku {
         let deadline = self.bounded(deadline_of(request.metadata()));
         let tenant = tenant_of(&request);
         let span = traces::call_span("Rate", request.metadata());
-        let room = Room {
-            share: request.extensions().get::<Share>(),
-            bound: RATE_ANSWER_BYTES,
-            deadline: deadline.as_ref().ok().copied().flatten(),
-        };
+        let room = Room::new(
+            request.extensions().get::<Share>(),
+            RATE_ANSWER_BYTES,
+            &deadline,
+        );
         let answer = async { self.rate_unary(request.get_ref(), deadline?, tenant).await };
         self.unary(span, room, answer).await
     }
