@@ -10,7 +10,7 @@ WORKDIR /src
 # modules and git, so no list of files here can fall behind the crate.
 # .ci/check-docker.sh replays this stage on the same files.
 COPY . .
-RUN cargo build --release --locked --bin sudoku-server --bin sudoku
+RUN cargo build --release --locked --package sudoku-grpc --package sudoku-cli
 
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /src/target/release/sudoku-server /usr/local/bin/sudoku-server

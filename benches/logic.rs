@@ -15,8 +15,8 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use sudoku_grpc::logic::{self, Label, Rating, Technique};
-use sudoku_grpc::puzzle::Grid;
+use sudoku_core::logic::{self, Label, Rating, Technique};
+use sudoku_core::puzzle::Grid;
 
 fn load(path: &str) -> Vec<Grid> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));

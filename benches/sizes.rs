@@ -8,10 +8,10 @@
 
 use std::time::{Duration, Instant};
 
-use sudoku_grpc::puzzle::Grid;
-use sudoku_grpc::puzzle::sized::{Shape, SizedGrid};
-use sudoku_grpc::solver::sized::SizedSolver;
-use sudoku_grpc::solver::{Progress, Solver};
+use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
+use sudoku_core::solver::sized::SizedSolver;
+use sudoku_core::solver::{Progress, Solver};
 
 fn lines(path: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(path)

@@ -22,8 +22,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use sudoku_grpc::puzzle::Grid;
-use sudoku_grpc::solver::{Progress, Rules, Solver};
+use sudoku_core::puzzle::Grid;
+use sudoku_core::solver::{Progress, Rules, Solver};
 
 struct Set {
     name: String,

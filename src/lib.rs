@@ -1,34 +1,37 @@
-//! A gRPC service that solves Sudoku.
-//!
-//! The crate is a library with two thin binaries: `sudoku-server` (the gRPC
-//! server) and `sudoku` (the command-line client, which can also solve
-//! in-process). Its parts, each a folder:
+//! The Sudoku gRPC service: the contract of proto/ served by tonic over the
+//! engines of [`sudoku_core`]. This crate is the only bridge between the two:
+//! the core knows nothing of gRPC, and the generated types in [`pb`] never
+//! reach it. The `sudoku-server` binary is a thin main over [`server`]; the
+//! `sudoku` command (crates/cli) calls the service through [`pb`]'s client.
 //!
 //! | module | its job |
 //! |---|---|
-//! | [`puzzle`] | the puzzle as a value, and the text formats people write it in |
-//! | [`solver`] | the engine: bitmask state, propagation, MRV search; knows nothing of gRPC |
-//! | [`generate`] | new puzzles: unique, minimal, symmetric on request, the same for the same seed |
-//! | [`logic`] | the logical solver behind Hint and Rate: techniques a person uses, easiest first |
 //! | [`service`] | the gRPC service: handlers, conversion, the status map, streams, scheduling |
 //! | [`server`] | the server's assembly: settings, listener and drain, HTTP/2, TLS, health, reflection |
-//! | [`client`] | the `sudoku` command: connect, solve, bench |
-//! | [`telemetry`] | logs and metrics |
+//! | [`telemetry`] | logs, metrics and traces |
 //! | [`pb`] | the code generated from proto/ |
+//! | [`StartError`] | why the server could not start |
 //!
-//! The engine and the puzzle import nothing from the others; [`service`] is
-//! the only bridge between the wire types in [`pb`] and the domain types.
+//! A service in this process, called as a client would call a server:
 //!
 //! ```
-//! use sudoku_grpc::{puzzle::Grid, solver};
+//! use sudoku_grpc::pb::{self, sudoku_service_server::SudokuService};
+//! use sudoku_grpc::{server::Config, service::Sudoku};
+//! use tokio_util::sync::CancellationToken;
 //!
-//! let puzzle = Grid::from_text(
-//!     "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79",
-//! )?;
-//! let solution = solver::solve(&puzzle).expect("this puzzle has a solution");
-//! assert!(solution.is_valid_solution() && puzzle.is_kept_by(&solution));
-//! assert!(solver::is_unique(&puzzle));
-//! # Ok::<(), sudoku_grpc::puzzle::GridError>(())
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let service = Sudoku::new(Config::default().limits(), CancellationToken::new())?;
+//! let request = pb::SolveRequest {
+//!     puzzle: Some(pb::Grid {
+//!         text: "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79".into(),
+//!         ..Default::default()
+//!     }),
+//!     ..Default::default()
+//! };
+//! let answer = service.solve(tonic::Request::new(request)).await?.into_inner();
+//! assert!(answer.solution.is_some());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
 //! ```
 
 // Denied, not forbidden: one call into glibc, malloc_trim in
@@ -36,14 +39,12 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod client;
-pub mod generate;
-pub mod logic;
-pub mod puzzle;
+mod error;
 pub mod server;
 pub mod service;
-pub mod solver;
 pub mod telemetry;
+
+pub use error::StartError;
 
 /// Code generated from proto/ by build.rs.
 pub mod pb {

@@ -3,11 +3,30 @@
 
 #![forbid(unsafe_code)]
 
+use std::process::ExitCode;
+
 use clap::Parser;
 use sudoku_grpc::server::{Config, Prepared, shutdown_signal};
 use sudoku_grpc::telemetry::{init_tracing, traces};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // The error and each cause beneath it, as one line.
+            let mut line = format!("sudoku-server: {e}");
+            let mut cause = e.source();
+            while let Some(c) = cause {
+                line.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            eprintln!("{line}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.runtime_threads())
@@ -29,11 +48,11 @@ fn main() -> anyhow::Result<()> {
             let server = Prepared::bind(config).await?;
             server.serve(shutdown_signal()).await
         })
-        .await?
+        .await
     });
     // After the drain, while the runtime still runs the exporter's channel.
     if let Some(exporter) = exporter {
         exporter.shutdown(traces::FLUSH_TIMEOUT);
     }
-    served
+    Ok(served??)
 }

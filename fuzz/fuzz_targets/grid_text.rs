@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sudoku_grpc::puzzle::{CELLS, Grid, GridError};
+use sudoku_core::puzzle::{CELLS, Grid, GridError};
 use sudoku_grpc_fuzz::conflict_free;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sudoku_grpc::puzzle::text::{Format, read_puzzles, write_grid};
+use sudoku_core::puzzle::text::{Format, read_puzzles, write_grid};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -8,8 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sudoku_grpc::puzzle::{CELLS, Grid};
-use sudoku_grpc::solver::{Progress, Solver, run};
+use sudoku_core::puzzle::{CELLS, Grid};
+use sudoku_core::solver::{Progress, Solver, run};
 use sudoku_grpc_fuzz::{check_answer, conflict_free};
 
 const BUDGET: u64 = 20_000;

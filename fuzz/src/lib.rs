@@ -1,8 +1,8 @@
 //! Checks shared by the fuzz targets. Everything here is independent of the
 //! code under test: it re-derives the rules from scratch.
 
-use sudoku_grpc::puzzle::{CELLS, Grid};
-use sudoku_grpc::solver::Answer;
+use sudoku_core::puzzle::{CELLS, Grid};
+use sudoku_core::solver::Answer;
 
 /// The 27 units (rows, columns, boxes) as cell indices.
 pub fn units() -> Vec<[usize; 9]> {

@@ -63,21 +63,26 @@ impl Health for DrainingHealth {
 }
 
 /// Server reflection, v1 and v1alpha, for the contract and health.
-pub(super) fn reflection() -> anyhow::Result<(
-    tonic_reflection::server::v1::ServerReflectionServer<
-        impl tonic_reflection::server::v1::ServerReflection,
-    >,
-    tonic_reflection::server::v1alpha::ServerReflectionServer<
-        impl tonic_reflection::server::v1alpha::ServerReflection,
-    >,
-)> {
+pub(super) fn reflection() -> Result<
+    (
+        tonic_reflection::server::v1::ServerReflectionServer<
+            impl tonic_reflection::server::v1::ServerReflection,
+        >,
+        tonic_reflection::server::v1alpha::ServerReflectionServer<
+            impl tonic_reflection::server::v1alpha::ServerReflection,
+        >,
+    ),
+    crate::StartError,
+> {
     let v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+        .build_v1()
+        .map_err(|e| crate::StartError::Reflection(e.into()))?;
     let v1alpha = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1alpha()?;
+        .build_v1alpha()
+        .map_err(|e| crate::StartError::Reflection(e.into()))?;
     Ok((v1, v1alpha))
 }

@@ -27,7 +27,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -35,6 +34,7 @@ use tonic_health::ServingStatus;
 use tonic_health::pb::health_server::HealthServer;
 use tonic_health::server::{HealthReporter, HealthService};
 
+use crate::StartError;
 use crate::pb::sudoku_service_server::SudokuServiceServer;
 use crate::service::{Sudoku, Tenant};
 use crate::telemetry::metrics::{self, ConnectionClosed, Gauges};
@@ -83,21 +83,21 @@ pub struct Prepared {
 impl Prepared {
     /// Binds `config.listen` (with `config.listen_backlog`) and builds the
     /// service.
-    pub async fn bind(config: Config) -> anyhow::Result<Prepared> {
-        let listener = listener::bind(config.listen, config.listen_backlog)
-            .with_context(|| format!("cannot listen on {}", config.listen))?;
+    pub async fn bind(config: Config) -> Result<Prepared, StartError> {
+        let listener = listener::bind(config.listen, config.listen_backlog).map_err(|source| {
+            StartError::Listen {
+                addr: config.listen,
+                source,
+            }
+        })?;
         Prepared::with_listener(config, listener)
     }
 
     /// Builds the service on a listener the caller bound (tests bind port 0).
-    pub fn with_listener(config: Config, listener: TcpListener) -> anyhow::Result<Prepared> {
-        config
-            .validate()
-            .map_err(anyhow::Error::msg)
-            .context("invalid settings")?;
+    pub fn with_listener(config: Config, listener: TcpListener) -> Result<Prepared, StartError> {
+        config.validate().map_err(StartError::Settings)?;
         let token = CancellationToken::new();
-        let service =
-            Sudoku::new(config.limits(), token.clone()).context("starting the solver threads")?;
+        let service = Sudoku::new(config.limits(), token.clone()).map_err(StartError::Threads)?;
         Ok(Prepared {
             config,
             listener,
@@ -129,7 +129,7 @@ impl Prepared {
     pub async fn serve(
         self,
         signal: impl Future<Output = ()> + Send + 'static,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), StartError> {
         self.serve_until(Box::pin(signal)).await
     }
 
@@ -140,7 +140,7 @@ impl Prepared {
     async fn serve_until(
         self,
         signal: Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), StartError> {
         let Prepared {
             config,
             listener,

@@ -23,11 +23,11 @@ use super::schedule::count_failure;
 use super::status::{Failure, Wrong, violation, violation_of};
 use super::stream::{ANSWER_OVER_GRID_BYTES, BatchStream, SolveStream};
 use super::{Sudoku, Tenant};
-use crate::logic::{self, Candidates};
 use crate::pb::{self, sudoku_service_server::SudokuService};
-use crate::puzzle::sized::SizedGrid;
-use crate::puzzle::validate;
 use crate::telemetry::traces;
+use sudoku_core::logic::{self, Candidates};
+use sudoku_core::puzzle::sized::SizedGrid;
+use sudoku_core::puzzle::validate;
 
 impl Sudoku {
     /// Answers one Solve request: refuses it while draining, validates it,
@@ -356,7 +356,7 @@ impl Sudoku {
         form: Form,
         deadline: Option<Instant>,
         tenant: Tenant,
-    ) -> Result<crate::solver::Answer, Failure> {
+    ) -> Result<sudoku_core::solver::Answer, Failure> {
         let _permit = self
             .shared
             .permits
@@ -693,7 +693,7 @@ fn sized_charge(share: Option<&Share>, grid: &SizedGrid) -> Result<Option<Charge
     let Some(share) = share else {
         return Ok(None);
     };
-    let bytes = crate::solver::sized::SizedSolver::footprint(grid.shape().cells());
+    let bytes = sudoku_core::solver::sized::SizedSolver::footprint(grid.shape().cells());
     share
         .try_charge(Purpose::Messages, bytes)
         .map(Some)

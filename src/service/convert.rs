@@ -7,15 +7,15 @@ use std::time::{Duration, Instant};
 use tonic::metadata::MetadataMap;
 
 use super::status::{Failure, Violation, Wrong, grid_failure, violation, violation_of};
-use crate::generate::sized::SizedPuzzle;
-use crate::generate::{self, Generated, Symmetry, Target};
-use crate::logic::{Label, Rating, Step, Technique, UnitRef};
 use crate::pb;
-use crate::puzzle::sized::{Shape, SizedError, SizedGrid, UnitKind};
-use crate::puzzle::validate::Conflict;
-use crate::puzzle::{CELLS, Cell, Grid, Unit};
-use crate::solver::Answer;
-use crate::solver::sized::SizedAnswer;
+use sudoku_core::generate::sized::SizedPuzzle;
+use sudoku_core::generate::{self, Generated, Symmetry, Target};
+use sudoku_core::logic::{Label, Rating, Step, Technique, UnitRef};
+use sudoku_core::puzzle::sized::{Shape, SizedError, SizedGrid, UnitKind};
+use sudoku_core::puzzle::validate::Conflict;
+use sudoku_core::puzzle::{CELLS, Cell, Grid, Unit};
+use sudoku_core::solver::Answer;
+use sudoku_core::solver::sized::SizedAnswer;
 
 /// The largest `max_solutions` a caller may ask for.
 pub const MAX_SOLUTIONS_LIMIT: u32 = 1_000_000;

@@ -1,6 +1,6 @@
 //! The gRPC service: the only module that knows both the wire types in
-//! [`crate::pb`] and the domain types in [`crate::puzzle`] and
-//! [`crate::solver`].
+//! [`crate::pb`] and the domain types in [`sudoku_core::puzzle`] and
+//! [`sudoku_core::solver`].
 //!
 //! | file | its job |
 //! |---|---|
@@ -156,7 +156,7 @@ struct Shared {
     /// Test hook: solving exactly this grid panics, to show a panic stays
     /// inside its call.
     #[cfg(feature = "test-hooks")]
-    panic_on: Option<crate::puzzle::Grid>,
+    panic_on: Option<sudoku_core::puzzle::Grid>,
 }
 
 impl Sudoku {
@@ -200,7 +200,7 @@ impl Sudoku {
     /// Test hook (feature `test-hooks`): solving exactly `grid` panics
     /// inside the solver path.
     #[cfg(feature = "test-hooks")]
-    pub fn with_panic_on(mut self, grid: crate::puzzle::Grid) -> Sudoku {
+    pub fn with_panic_on(mut self, grid: sudoku_core::puzzle::Grid) -> Sudoku {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.panic_on = Some(grid);
         }

@@ -47,10 +47,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::Tenant;
-use crate::puzzle::Grid;
-use crate::puzzle::sized::SizedGrid;
-use crate::solver::Solver;
-use crate::solver::sized::SizedSolver;
+use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::sized::SizedGrid;
+use sudoku_core::solver::Solver;
+use sudoku_core::solver::sized::SizedSolver;
 
 thread_local! {
     static SOLVER: RefCell<Solver> = RefCell::new(Solver::new(&Grid::EMPTY, 1));

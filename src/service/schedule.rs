@@ -21,15 +21,15 @@ use super::convert::{
 use super::pool::{Step, Turn, Work, give_sized_solver, take_sized_solver, with_thread_solver};
 use super::status::{Failure, to_rpc_status};
 use super::{Shared, Sudoku, Tenant};
-use crate::generate::sized::{SizedMaker, SizedPuzzle};
-use crate::generate::{Generated, Poll, Search, Target};
-use crate::logic::Rating;
 use crate::pb;
-use crate::puzzle::sized::{Shape, SizedGrid};
-use crate::solver::sized::SizedSolver;
-use crate::solver::{Answer, Progress, Solver};
 use crate::telemetry::metrics::{Gauges, PuzzleOutcome};
 use crate::telemetry::traces;
+use sudoku_core::generate::sized::{SizedMaker, SizedPuzzle};
+use sudoku_core::generate::{Generated, Poll, Search, Target};
+use sudoku_core::logic::Rating;
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
+use sudoku_core::solver::sized::SizedSolver;
+use sudoku_core::solver::{Answer, Progress, Solver};
 
 impl Sudoku {
     /// Solves one validated puzzle of a unary call from `tenant`: up to
@@ -1235,8 +1235,8 @@ pub(super) async fn expiry(deadline: Option<Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::puzzle::Grid;
     use crate::service::Limits;
+    use sudoku_core::puzzle::Grid;
     use tokio_util::sync::CancellationToken;
 
     const CLASSIC: &str =

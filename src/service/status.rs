@@ -16,7 +16,7 @@ use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::puzzle::GridError;
+use sudoku_core::puzzle::GridError;
 
 /// What an overloaded server asks retrying clients to wait, in
 /// milliseconds (`grpc-retry-pushback-ms` on RESOURCE_EXHAUSTED).
@@ -368,9 +368,9 @@ mod tests {
     #[test]
     fn a_batch_item_keeps_its_cells_under_the_prefixed_field() {
         let clash = GridError::Conflict {
-            unit: crate::puzzle::Unit::Row(0),
-            first: crate::puzzle::Cell(0),
-            second: crate::puzzle::Cell(8),
+            unit: sudoku_core::puzzle::Unit::Row(0),
+            first: sudoku_core::puzzle::Cell(0),
+            second: sudoku_core::puzzle::Cell(8),
             digit: 5,
         };
         let status = Status::from(grid_failure("puzzle", clash).prefixed("items[3]"));

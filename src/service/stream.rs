@@ -30,8 +30,8 @@ use super::schedule::{expiry, past};
 use super::status::Failure;
 use super::{Sudoku, Tenant};
 use crate::pb;
-use crate::solver::sized::SizedSolver;
 use crate::telemetry::traces;
+use sudoku_core::solver::sized::SizedSolver;
 
 /// The response stream of a SolveBatch call.
 pub(super) type BatchStream =

@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use anyhow::Context;
+use crate::StartError;
 use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use tonic::Code;
@@ -156,10 +156,10 @@ impl Gauges {
 /// Installs the Prometheus recorder and serves it on `addr` (any path,
 /// `/metrics` by convention), with `header_timeout` for each request head
 /// (see `telemetry/scrape.rs`).
-pub async fn install(addr: SocketAddr, header_timeout: Duration) -> anyhow::Result<()> {
+pub async fn install(addr: SocketAddr, header_timeout: Duration) -> Result<(), StartError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .with_context(|| format!("cannot serve metrics on {addr}"))?;
+        .map_err(|source| StartError::Listen { addr, source })?;
     let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full("grpc_server_handling_seconds".into()),
@@ -168,9 +168,15 @@ pub async fn install(addr: SocketAddr, header_timeout: Duration) -> anyhow::Resu
                 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
             ],
         )
-        .context("bad histogram buckets")?
+        .map_err(|e| StartError::Metrics {
+            what: "bad histogram buckets",
+            source: e.into(),
+        })?
         .install_recorder()
-        .context("cannot install the metrics recorder")?;
+        .map_err(|e| StartError::Metrics {
+            what: "cannot install the metrics recorder",
+            source: e.into(),
+        })?;
     // The recorder leaves its upkeep (draining histogram samples into
     // their buckets between scrapes) to whoever holds the handle; the
     // exporter's own listener ran it every 5 s.

@@ -26,7 +26,7 @@ pub enum LogFormat {
 pub fn init_tracing(
     format: LogFormat,
     otlp_endpoint: Option<&str>,
-) -> anyhow::Result<Option<traces::Exporter>> {
+) -> Result<Option<traces::Exporter>, crate::StartError> {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::FilterExt as _;
     use tracing_subscriber::layer::SubscriberExt as _;

@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::Context as _;
+use crate::StartError;
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::{SpanKind, TraceContextExt as _, TracerProvider as _};
 use opentelemetry_otlp::WithExportConfig as _;
@@ -113,7 +113,7 @@ impl Exporter {
 /// events), so the exporter's own gRPC client is never traced.
 pub(super) fn layer<S>(
     endpoint: &str,
-) -> anyhow::Result<(impl tracing_subscriber::Layer<S> + use<S>, Exporter)>
+) -> Result<(impl tracing_subscriber::Layer<S> + use<S>, Exporter), StartError>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
 {
@@ -123,7 +123,10 @@ where
         .with_tonic()
         .with_endpoint(endpoint)
         .build()
-        .with_context(|| format!("cannot export traces to {endpoint}"))?;
+        .map_err(|e| StartError::Traces {
+            endpoint: endpoint.to_string(),
+            source: e.into(),
+        })?;
     // The queue's bound and the export cadence come from the standard
     // OTEL_BSP_* variables (2,048 spans, every 5 s, 512 at a time).
     let processor = BatchSpanProcessor::new(exporter, BatchConfigBuilder::default().build());

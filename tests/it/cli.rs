@@ -5,10 +5,10 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use crate::support::{CLASSIC, CLASSIC_SOLVED, SETTLE, TestServer};
-use sudoku_grpc::puzzle::Grid;
+use sudoku_core::puzzle::Grid;
 
 fn sudoku(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+    let mut child = Command::new(crate::support::sudoku_cli())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -269,7 +269,7 @@ async fn health_command() {
 /// the end of the input would hang here instead.
 fn answers_before_the_input_ends(args: &[&str], puzzle: &str, solved: &str) {
     use std::io::BufReader;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+    let mut child = Command::new(crate::support::sudoku_cli())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -328,7 +328,7 @@ async fn server_answers_the_first_puzzle_before_the_input_ends() {
 fn peak_rss_kb(args: &[&str], count: usize, as_grid: bool) -> u64 {
     use std::io::Read;
     let puzzles = crate::support::data_set("puzzles2_17_clue");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+    let mut child = Command::new(crate::support::sudoku_cli())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -600,7 +600,7 @@ async fn server_dies_mid_run(args: &[&str], puzzle: &str, solved: &str) {
     use std::io::{BufReader, Read};
     let server = crate::support::BinaryServer::spawn(&[]).await;
     let url = server.url();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+    let mut child = Command::new(crate::support::sudoku_cli())
         .args(["solve", "--server", &url])
         .args(args)
         .stdin(Stdio::piped())
@@ -652,7 +652,7 @@ fn fed(
     feed: impl FnOnce(&mut std::process::ChildStdin) -> std::io::Result<()> + Send + 'static,
 ) -> (Option<i32>, String, String, u64) {
     use std::io::Read;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+    let mut child = Command::new(crate::support::sudoku_cli())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -1012,7 +1012,7 @@ fn on_a_terminal(args: &str) -> Option<String> {
     let data = crate::support::repo().join("data/puzzles2_17_clue");
     let command = format!(
         "'{}' solve {args} '{}' >/dev/null",
-        env!("CARGO_BIN_EXE_sudoku"),
+        crate::support::sudoku_cli().display(),
         data.display()
     );
     let out = Command::new(script)
@@ -1050,7 +1050,7 @@ fn progress_line_on_a_terminal_and_not_with_quiet() {
 /// it takes over a minute (a stuck run is killed, not waited for).
 async fn run_within_a_minute(args: Vec<String>, stdin: Stdio) -> Output {
     tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        let mut child = Command::new(crate::support::sudoku_cli())
             .args(&args)
             .stdin(stdin)
             .stdout(Stdio::piped())

@@ -4,8 +4,8 @@
 //! Counts with limit 2: 2 for every serg puzzle (all have several
 //! solutions), 1 for every puzzle of the other sets.
 
-use sudoku_grpc::puzzle::Grid;
-use sudoku_grpc::solver::{self, Progress, Rules, Solver};
+use sudoku_core::puzzle::Grid;
+use sudoku_core::solver::{self, Progress, Rules, Solver};
 
 fn load(name: &str) -> Vec<Grid> {
     let path = format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -13,9 +13,9 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use prost::Message;
-use sudoku_grpc::logic::{self, Candidates};
+use sudoku_core::logic::{self, Candidates};
+use sudoku_core::puzzle::Grid;
 use sudoku_grpc::pb;
-use sudoku_grpc::puzzle::Grid;
 use tonic::Code;
 use tonic::codegen::Bytes;
 use tonic::codegen::http::{Request, StatusCode, Version, header};
@@ -519,7 +519,7 @@ fn puzzles_and_solutions() -> Vec<(Grid, Grid)> {
     .flat_map(|set| data_set(set).into_iter().take(4))
     .map(|p| {
         let g = Grid::from_text(&p).unwrap();
-        (g, sudoku_grpc::solver::solve(&g).unwrap())
+        (g, sudoku_core::solver::solve(&g).unwrap())
     })
     .collect()
 }
@@ -667,7 +667,7 @@ async fn hint_from_marks_that_exclude_the_solution_gave_a_wrong_step() {
     assert_eq!(cases, 100, "cases where the techniques alone went astray");
 
     let puzzle = Grid::from_text(CLASSIC).unwrap();
-    let solution = sudoku_grpc::solver::solve(&puzzle).unwrap();
+    let solution = sudoku_core::solver::solve(&puzzle).unwrap();
     let fresh = Candidates::from_grid(&puzzle);
     // A wrong entry (placed digits without a solution) with marks: no step.
     let mut wrong = CLASSIC.as_bytes().to_vec();

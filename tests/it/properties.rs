@@ -15,8 +15,8 @@
 //! - count(k) == min(count(k + 1), k).
 
 use proptest::prelude::*;
-use sudoku_grpc::puzzle::{CELLS, Grid};
-use sudoku_grpc::solver::{self, Answer};
+use sudoku_core::puzzle::{CELLS, Grid};
+use sudoku_core::solver::{self, Answer};
 
 /// Node budget per search: generous for generated puzzles (they solve in
 /// well under a thousand nodes), tight enough to bound a pathological case.

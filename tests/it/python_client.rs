@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::{TestServer, python_venv, repo, run, skip};
-use sudoku_grpc::puzzle::Grid;
+use sudoku_core::puzzle::Grid;
 
 fn example_dir() -> std::path::PathBuf {
     repo().join("examples/python")

@@ -14,8 +14,8 @@
 use std::process::Command;
 use std::time::Duration;
 
-use sudoku_grpc::logic::{self, Label, Technique};
-use sudoku_grpc::puzzle::Grid;
+use sudoku_core::logic::{self, Label, Technique};
+use sudoku_core::puzzle::Grid;
 
 use crate::support::{have, run, skip_until};
 
@@ -94,7 +94,7 @@ fn qqwing_rates_every_puzzle_of_hard_or_harder_expert() {
         );
         return;
     }
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sudoku"));
+    let mut cmd = Command::new(crate::support::sudoku_cli());
     cmd.args(["generate", "--local", "-n", "40", "--seed", "9"])
         .args(["--min-level", "hard"]);
     let out = run(cmd, Duration::from_secs(120)).unwrap_or_else(|e| panic!("{e}"));

@@ -1,8 +1,8 @@
 //! Inputs found while fuzzing (fuzz/) that broke a property, each pinned by
 //! a test named after the bug.
 
-use sudoku_grpc::puzzle::text::read_puzzles;
-use sudoku_grpc::puzzle::{Cell, Grid, GridError};
+use sudoku_core::puzzle::text::read_puzzles;
+use sudoku_core::puzzle::{Cell, Grid, GridError};
 
 /// fuzz target grid_text: 73 characters that take 81 bytes in UTF-8 (the
 /// fuzzer's invalid bytes became U+FFFD). `from_text` took the 81-byte
@@ -91,6 +91,6 @@ fn check_givens_value_above_9_is_out_of_range_not_a_panic() {
         g.check_givens(),
         Err(GridError::OutOfRange { value: 10, .. })
     ));
-    let a = sudoku_grpc::solver::run(&g, 2, 1_000);
+    let a = sudoku_core::solver::run(&g, 2, 1_000);
     assert_eq!((a.count, a.complete), (0, true));
 }

@@ -28,7 +28,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::{free_ports, http_get, python_venv, repo, run, skip, target_dir};
-use sudoku_grpc::puzzle::Grid;
+use sudoku_core::puzzle::Grid;
 
 const TEST: &str = "three_backends_behind_nginx_share_the_work_and_survive_a_kill";
 const DATA_SET: &str = "puzzles2_17_clue";
@@ -270,7 +270,7 @@ fn eventually(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
 
 /// True when `url` answers a health check with SERVING.
 fn healthy(url: &str) -> bool {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sudoku"));
+    let mut cmd = Command::new(crate::support::sudoku_cli());
     cmd.args(["health", "--server", url]);
     run(cmd, Duration::from_secs(10)).is_ok_and(|o| o.success)
 }
@@ -517,7 +517,7 @@ fn three_backends_behind_nginx_share_the_work_and_survive_a_kill() {
     // round robin deals two to each backend.
     let before = solved_counts(&backends, 0);
     let phase = Instant::now();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sudoku"));
+    let mut cmd = Command::new(crate::support::sudoku_cli());
     cmd.arg("solve")
         .arg(repo().join("data").join(DATA_SET))
         .args(["--server", &front_url, "--streams", "6", "--batch", "64"]);
@@ -642,7 +642,7 @@ fn three_servers_balanced_by_the_client_survive_a_kill() {
     let before = solved_counts(&backends, 0);
 
     let stderr_path = dir.join("sudoku.stderr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+    let mut child = Command::new(crate::support::sudoku_cli())
         .arg("solve")
         .arg(&input)
         .args(["--server", &servers.join(",")])

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use crate::support::{CLASSIC, CLASSIC_SOLVED, DEEP_CONTRADICTION, SETTLE, TestServer, data_set};
+use sudoku_core::puzzle::Grid;
 use sudoku_grpc::pb::{self, Outcome, SolveMode};
-use sudoku_grpc::puzzle::Grid;
 use tonic::{Code, Request};
 use tonic_types::StatusExt;
 

@@ -30,7 +30,7 @@ fn sigterm_drains_and_exits_zero() {
     let url = format!("http://127.0.0.1:{port}");
     let started = Instant::now();
     let healthy = loop {
-        let out = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        let out = Command::new(crate::support::sudoku_cli())
             .args(["health", "--server", &url])
             .output()
             .unwrap();

@@ -5,12 +5,12 @@
 //! public set.
 
 use crate::support::{CLASSIC, TestServer, data_set};
-use sudoku_grpc::generate::sized::SizedMaker;
+use sudoku_core::generate::sized::SizedMaker;
+use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
+use sudoku_core::solver::sized::{SizedSolver, run_sized};
+use sudoku_core::solver::{self, Progress};
 use sudoku_grpc::pb::{self, Outcome, SolveMode};
-use sudoku_grpc::puzzle::Grid;
-use sudoku_grpc::puzzle::sized::{Shape, SizedGrid};
-use sudoku_grpc::solver::sized::{SizedSolver, run_sized};
-use sudoku_grpc::solver::{self, Progress};
 use tonic::Code;
 use tonic_types::StatusExt;
 
@@ -404,7 +404,7 @@ async fn generate_makes_unique_puzzles_of_other_sizes() {
 async fn cli(args: Vec<String>, stdin: String) -> std::process::Output {
     tokio::task::spawn_blocking(move || {
         use std::io::Write;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sudoku"))
+        let mut child = std::process::Command::new(crate::support::sudoku_cli())
             .args(&args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

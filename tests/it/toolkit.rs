@@ -11,10 +11,10 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use sudoku_grpc::logic::{self, Candidates};
+use sudoku_core::logic::{self, Candidates};
+use sudoku_core::puzzle::Grid;
+use sudoku_core::solver::count_solutions_up_to;
 use sudoku_grpc::pb;
-use sudoku_grpc::puzzle::Grid;
-use sudoku_grpc::solver::count_solutions_up_to;
 use sudoku_grpc::telemetry::metrics::PuzzleOutcome;
 use tonic::Code;
 use tonic_types::StatusExt;
@@ -435,7 +435,7 @@ async fn a_label_floor_generates_that_label_or_harder_and_refuses_a_second_targe
 
 /// What `sudoku generate ARGS` prints, once it has exited 0.
 fn generated(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+    let out = Command::new(crate::support::sudoku_cli())
         .arg("generate")
         .args(args)
         .output()
@@ -935,7 +935,7 @@ async fn a_hint_from_pencil_marks_starts_where_the_marks_stand() {
     // the marks can.
     let puzzle =
         Grid::from_text(&crate::support::data_set("puzzles3_magictour_top1465")[0]).unwrap();
-    let solution = sudoku_grpc::solver::solve(&puzzle).unwrap();
+    let solution = sudoku_core::solver::solve(&puzzle).unwrap();
     let mut state = Candidates::from_grid(&puzzle);
     let elimination = loop {
         let step = logic::hint(&state).expect("a step before the first elimination");
@@ -1005,7 +1005,7 @@ async fn a_hint_from_pencil_marks_starts_where_the_marks_stand() {
 /// code, stdout and stderr.
 fn sudoku(args: &[&str], input: &str) -> (Option<i32>, String, String) {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sudoku"))
+    let mut child = Command::new(crate::support::sudoku_cli())
         .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -13,8 +13,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use prost::Message;
+use sudoku_core::puzzle::Grid;
 use sudoku_grpc::pb;
-use sudoku_grpc::puzzle::Grid;
 
 use crate::support::{TestServer, have, run, skip, target_dir};
 

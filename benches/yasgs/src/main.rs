@@ -13,9 +13,9 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use sudoku_grpc::puzzle::sized::{Shape, SizedGrid};
-use sudoku_grpc::solver::Progress;
-use sudoku_grpc::solver::sized::SizedSolver;
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
+use sudoku_core::solver::Progress;
+use sudoku_core::solver::sized::SizedSolver;
 
 /// Cell values of a text line: 0 for a blank, 1-9, then A/a = 10 on.
 fn values(text: &str) -> Option<Vec<u8>> {

@@ -44,3 +44,44 @@ pub const CLASSIC_SOLVED: &str =
 /// over few-given grids.
 pub const DEEP_CONTRADICTION: &str =
     "......3.......2...........4...5..83....83.5..7..........1.........4..............";
+
+/// The `sudoku` command to run: the one `SUDOKU_TEST_CLI` names, else the
+/// one in this test binary's target directory and profile. That is another
+/// crate's binary (crates/cli), which `cargo test` at the root builds (with
+/// the same features) for that crate's own tests before any test runs.
+/// When it is missing (`cargo test -p sudoku-grpc` alone), it is built here.
+pub fn sudoku_cli() -> &'static std::path::Path {
+    static CLI: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    CLI.get_or_init(|| {
+        if let Some(named) = std::env::var_os("SUDOKU_TEST_CLI").filter(|p| !p.is_empty()) {
+            return named.into();
+        }
+        // <target>/<profile dir>/deps/it-<hash>
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let profile_dir = exe
+            .parent()
+            .and_then(std::path::Path::parent)
+            .expect("the test binary is in <target>/<profile>/deps");
+        let cli = profile_dir.join(format!("sudoku{}", std::env::consts::EXE_SUFFIX));
+        if cli.exists() {
+            return cli;
+        }
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("release") => "release",
+            _ => "test",
+        };
+        eprintln!("building the sudoku command for the tests ({profile} profile)");
+        let built = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--profile", profile])
+            .args(["--package", "sudoku-cli", "--bin", "sudoku"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env(
+                "CARGO_TARGET_DIR",
+                profile_dir.parent().expect("a target directory"),
+            )
+            .status()
+            .expect("cargo runs");
+        assert!(built.success(), "cargo build of the sudoku command failed");
+        cli
+    })
+}

@@ -21,7 +21,7 @@ pub struct TestServer {
     pub gauges: Arc<Gauges>,
     stop: Option<oneshot::Sender<()>>,
     /// The server's task: ends when the drain ends.
-    pub done: tokio::task::JoinHandle<anyhow::Result<()>>,
+    pub done: tokio::task::JoinHandle<Result<(), sudoku_grpc::StartError>>,
     /// The runtime of a detached server.
     runtime: Option<tokio::runtime::Runtime>,
 }

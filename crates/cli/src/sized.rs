@@ -12,11 +12,11 @@ use super::connect::connect_all;
 use super::retry::{MAX_FAILURES, MAX_OUTAGE, backoff, lost_server};
 use super::sized_text::{Layout, Records, Sniffed, needs_box, write};
 use super::words::{explain_sized, for_people, puzzles};
-use crate::pb;
-use crate::pb::sudoku_service_client::SudokuServiceClient;
-use crate::puzzle::sized::{Shape, SizedGrid};
-use crate::solver::Progress;
-use crate::solver::sized::SizedSolver;
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
+use sudoku_core::solver::Progress;
+use sudoku_core::solver::sized::SizedSolver;
+use sudoku_grpc::pb;
+use sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient;
 
 /// The box of a sized run.
 #[derive(Debug, Clone, Copy)]

@@ -10,7 +10,7 @@ use super::input::{ReadEnd, Records, Waits, Work};
 use super::printer::Msg;
 use super::window::Window;
 use super::wire::{Item, Request};
-use crate::pb;
+use sudoku_grpc::pb;
 
 /// The reading side of a run through servers: records read into request
 /// messages of [`message_size`] puzzles, queued at most `queue` deep on

@@ -66,7 +66,7 @@ mod tests {
             "a request message carries 3000 items; the limit is 100",
             ErrorDetails::with_error_info(
                 "TOO_MANY_ITEMS",
-                crate::service::ERROR_DOMAIN,
+                sudoku_grpc::service::ERROR_DOMAIN,
                 [
                     ("found".to_string(), "3000".to_string()),
                     ("max".to_string(), "100".to_string()),

@@ -10,9 +10,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use sudoku_grpc::puzzle::Grid;
-use sudoku_grpc::puzzle::text::read_puzzles;
-use sudoku_grpc::solver::{self, Progress, Solver};
+use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::text::read_puzzles;
+use sudoku_core::solver::{self, Progress, Solver};
 
 struct Counting;
 
@@ -59,7 +59,7 @@ fn allocations_in(f: impl FnOnce()) -> u64 {
 
 /// The puzzles of a data set, read as the CLI reads its input.
 fn load(name: &str) -> Vec<Grid> {
-    let path = format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../data/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     read_puzzles(&text)
         .into_iter()

@@ -21,12 +21,12 @@ use super::answer::{JsonError, Output};
 use super::connect::connect;
 use super::input;
 use super::words::{code_name, for_people};
-use crate::pb::{
+use sudoku_core::puzzle::text::{Entry, Reader};
+use sudoku_grpc::pb::{
     self, sudoku_service_client::SudokuServiceClient, sudoku_service_server::SudokuService,
 };
-use crate::puzzle::text::{Entry, Reader};
-use crate::server::Config;
-use crate::service::Sudoku;
+use sudoku_grpc::server::Config;
+use sudoku_grpc::service::Sudoku;
 
 /// Where the calls go.
 #[derive(Debug, Args)]
@@ -150,7 +150,7 @@ pub(super) fn grid_text(g: Option<&pb::Grid>) -> String {
         } else if g.text.is_empty() {
             g.cells
                 .iter()
-                .map(|&d| crate::puzzle::sized::value_char(d.min(35) as u8))
+                .map(|&d| sudoku_core::puzzle::sized::value_char(d.min(35) as u8))
                 .collect()
         } else {
             g.text.clone()

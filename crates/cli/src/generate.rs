@@ -13,9 +13,9 @@ use super::answer::Output;
 use super::sized_text::parse_box;
 use super::toolkit::{Backend, JsonRating, Target, grid_text, json_line};
 use super::words::{code_name, for_people};
-use crate::generate::Symmetry;
-use crate::logic::Label;
-use crate::pb::{self, sudoku_service_server::SudokuService};
+use sudoku_core::generate::Symmetry;
+use sudoku_core::logic::Label;
+use sudoku_grpc::pb::{self, sudoku_service_server::SudokuService};
 
 /// Flags of `generate`.
 #[derive(Debug, Args)]
@@ -133,7 +133,7 @@ pub async fn generate(args: GenerateArgs) -> anyhow::Result<i32> {
         let shape = parse_box(b)?;
         request.box_rows = shape.box_rows() as u32;
         request.box_cols = shape.box_cols() as u32;
-        request.cells = shape.side() > crate::puzzle::sized::MAX_TEXT_SIDE;
+        request.cells = shape.side() > sudoku_core::puzzle::sized::MAX_TEXT_SIDE;
     }
     let backend = Backend::new(&args.target).await?;
     let mut stream = match backend {

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 
-use crate::pb;
-use crate::puzzle::Grid;
+use sudoku_core::puzzle::Grid;
+use sudoku_grpc::pb;
 
 /// What one worker (a unary caller or a stream) saw.
 pub(super) struct Tally {

@@ -2,8 +2,8 @@
 //! said the same way by every command, whether the answer came from a
 //! server or from this process.
 
-use crate::puzzle::GridError;
-use crate::puzzle::sized::{At, SizedError};
+use sudoku_core::puzzle::GridError;
+use sudoku_core::puzzle::sized::{At, SizedError};
 
 /// `code` as gRPC names it (`RESOURCE_EXHAUSTED`): what `--output jsonl`
 /// and the commands' error lines say.
@@ -135,7 +135,7 @@ pub(super) fn puzzles(n: impl Into<u64>) -> String {
 /// A givens fault in words, rows, columns and boxes numbered from 1 as in
 /// every other message of the command.
 pub(super) fn explain(err: &GridError) -> String {
-    use crate::puzzle::Unit;
+    use sudoku_core::puzzle::Unit;
     match err {
         GridError::Conflict {
             unit,

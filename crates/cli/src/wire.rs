@@ -16,8 +16,8 @@ use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
 use super::answer::{Answer, Done, Outcome};
 use super::words::{code_name, for_people};
-use crate::pb;
-use crate::puzzle::{CELLS, Grid};
+use sudoku_core::puzzle::{CELLS, Grid};
+use sudoku_grpc::pb;
 
 /// One puzzle to send: the id its answer comes back with, and its grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

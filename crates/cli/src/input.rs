@@ -13,8 +13,8 @@ use super::printer::Msg;
 use super::sized_text::{Sniffed, sniff};
 use super::window::Window;
 use super::words::explain;
-use crate::puzzle::Grid;
-use crate::puzzle::text::{Entry, Reader};
+use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::text::{Entry, Reader};
 
 /// The puzzle file, or stdin for none or "-".
 pub(super) fn open(file: Option<&Path>) -> anyhow::Result<Box<dyn Read + Send>> {

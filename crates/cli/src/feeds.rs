@@ -9,7 +9,7 @@ use super::resend::{Cap, Source};
 use super::retry::{MAX_FAILURES, MAX_OUTAGE, backoff, items_limit, lost_server};
 use super::wire::{Answers, BatchCodec, Request};
 use super::words::status_words;
-use crate::pb;
+use sudoku_grpc::pb;
 
 /// Solves through `streams` SolveBatch calls that all draw their request
 /// messages from `outbox`, the one bounded queue the reader fills; answers

@@ -440,13 +440,13 @@ fn is_cell_byte(b: u8) -> bool {
 
 /// The UTF-8 byte-order mark some editors write before a file's first
 /// line: no character of any puzzle, so readers drop it there.
-pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Reads the next line of `input` into `buf` (without its end), keeping at
 /// most `max` bytes of it, so a line without a break cannot grow memory.
 /// Returns the line's full length in bytes, or `None` at the end of the
 /// input.
-pub(crate) fn read_line(
+pub fn read_line(
     input: &mut impl std::io::BufRead,
     buf: &mut Vec<u8>,
     max: usize,

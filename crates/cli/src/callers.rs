@@ -16,10 +16,10 @@ use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 use super::tally::Tally;
 use super::words::code_name;
-use crate::pb;
-use crate::pb::sudoku_service_client::SudokuServiceClient;
-use crate::puzzle::Grid;
-use crate::puzzle::text::read_puzzles;
+use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::text::read_puzzles;
+use sudoku_grpc::pb;
+use sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient;
 
 /// The puzzles of the file, as wire grids, with their parsed form.
 pub(super) struct Corpus {

@@ -3,12 +3,14 @@
 //! `validate`, `hint`, `rate` and `generate` puzzles.
 //!
 //! Dependencies point down this table: a file uses only files below it
-//! (`python3 tools/import_cycles.py src` finds no circle).
+//! (`python3 tools/import_cycles.py` finds no circle). The puzzle and the
+//! engines come from `sudoku-core`; the contract's stubs and, for
+//! `--local`, the service itself from `sudoku-grpc`.
 //!
 //! | file | its job |
 //! |---|---|
 //! | **commands** | |
-//! | `mod.rs` | the flags of `sudoku`, its runtime and exit code, `sudoku health` |
+//! | `main.rs` | the flags of `sudoku`, its runtime and exit code, `sudoku health` |
 //! | `solve.rs` | `sudoku solve`: its flags; the stages of a run set up and joined |
 //! | `generate.rs` | `sudoku generate` |
 //! | `toolkit.rs` | `sudoku validate`, `hint` and `rate`, and the service they call |
@@ -32,6 +34,8 @@
 //! | `answer.rs` | how a puzzle's search ended, and its `--output jsonl` object |
 //! | `words.rs` | people's words: server messages, gRPC code names, faults |
 //! | `connect.rs` | a channel to one server or several |
+
+#![forbid(unsafe_code)]
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -58,7 +62,11 @@ mod window;
 mod wire;
 mod words;
 
-pub use connect::connect;
+use connect::connect;
+
+fn main() {
+    std::process::exit(run());
+}
 
 /// Command-line client of the Sudoku service.
 #[derive(Debug, Parser)]
@@ -67,7 +75,7 @@ pub use connect::connect;
     version,
     about = "Solve, check, rate and generate Sudoku puzzles, through a Sudoku server or in this process"
 )]
-pub struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -107,7 +115,7 @@ struct HealthArgs {
 }
 
 /// Runs the command line; returns the process exit code.
-pub fn main() -> i32 {
+fn run() -> i32 {
     let command = match Cli::parse().command {
         // `solve --local` does no async I/O: it starts no runtime, whose
         // threads, epoll and timer cost a short run more than it solves in.

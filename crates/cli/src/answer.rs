@@ -8,8 +8,8 @@ use clap::ValueEnum;
 use serde::Serialize;
 
 use super::words::{code_name, for_people};
-use crate::puzzle::text::Format;
-use crate::puzzle::{CELLS, Grid};
+use sudoku_core::puzzle::text::Format;
+use sudoku_core::puzzle::{CELLS, Grid};
 
 /// What to print for each puzzle (every command that reads puzzles).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -12,8 +12,8 @@
 //! label independent of the order cells and digits are scanned in.
 //!
 //! ```
-//! use sudoku_grpc::logic::{self, Candidates, Label, Technique};
-//! use sudoku_grpc::puzzle::Grid;
+//! use sudoku_core::logic::{self, Candidates, Label, Technique};
+//! use sudoku_core::puzzle::Grid;
 //!
 //! let puzzle = Grid::from_text(
 //!     "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79",
@@ -24,7 +24,7 @@
 //!
 //! let rating = logic::rate(&puzzle).expect("one solution");
 //! assert!(rating.solved && rating.label == Label::Easy);
-//! # Ok::<(), sudoku_grpc::puzzle::GridError>(())
+//! # Ok::<(), sudoku_core::puzzle::GridError>(())
 //! ```
 
 mod candidates;
@@ -553,7 +553,7 @@ pub(crate) fn reach(grid: &Grid, ceiling: Technique) -> Reach {
 /// The logical part of [`rate`], on a puzzle already known to have exactly
 /// one solution, found by the engine with `guesses` guesses when counting to
 /// two (the service counts under its own budget and deadline first).
-pub(crate) fn rating_of(grid: &Grid, guesses: u64) -> Rating {
+pub fn rating_of(grid: &Grid, guesses: u64) -> Rating {
     let mut state = Candidates::from_grid(grid);
     let (solved, counts) = solve_logically(&mut state);
     let hardest = Technique::ALL

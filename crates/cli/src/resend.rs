@@ -22,7 +22,7 @@ use std::task::{Context, Poll};
 use futures::Stream;
 
 use super::wire::{Item, Request};
-use crate::pb;
+use sudoku_grpc::pb;
 
 /// Hashes the ids of one run, which are its input's sequence numbers:
 /// one multiply, where the default hasher's SipHash cost more than the
@@ -196,7 +196,7 @@ mod tests {
     fn item(id: u64) -> Item {
         Item {
             id,
-            grid: crate::puzzle::Grid::EMPTY,
+            grid: sudoku_core::puzzle::Grid::EMPTY,
         }
     }
 

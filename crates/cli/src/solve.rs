@@ -32,7 +32,7 @@ use super::progress::Progress;
 use super::sized;
 use super::sized_text::parse_box;
 use super::window::Window;
-use crate::pb;
+use sudoku_grpc::pb;
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {

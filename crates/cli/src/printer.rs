@@ -12,8 +12,8 @@ use super::answer::{Answer, Done, Echo, Meta, Outcome, Output, write_json_nine};
 use super::progress::{Counts, Say};
 use super::window::Window;
 use super::words::puzzles;
-use crate::puzzle::CELLS;
-use crate::puzzle::text::{Format, write_grid};
+use sudoku_core::puzzle::CELLS;
+use sudoku_core::puzzle::text::{Format, write_grid};
 
 /// How to lay out solutions in text output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

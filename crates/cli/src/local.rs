@@ -9,8 +9,8 @@ use super::answer::{Done, Meta, Outcome};
 use super::input::{Work, read_input};
 use super::printer::Msg;
 use super::window::Window;
-use crate::puzzle::Grid;
-use crate::solver::Solver;
+use sudoku_core::puzzle::Grid;
+use sudoku_core::solver::Solver;
 
 /// How each puzzle is solved in-process.
 #[derive(Clone, Copy)]

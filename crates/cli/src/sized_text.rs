@@ -11,8 +11,8 @@
 
 use std::io::Read;
 
-use crate::puzzle::sized::{Shape, SizedGrid, char_value, value_char};
-use crate::puzzle::text::{BOM, read_line};
+use sudoku_core::puzzle::sized::{Shape, SizedGrid, char_value, value_char};
+use sudoku_core::puzzle::text::{BOM, read_line};
 
 /// How a record was written; its solution is written the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,7 @@ fn side_of(line: &str) -> Option<usize> {
     } else {
         k
     };
-    (n <= crate::puzzle::sized::MAX_SIDE).then_some(n)
+    (n <= sudoku_core::puzzle::sized::MAX_SIDE).then_some(n)
 }
 
 /// A line as the sniffer reads it: trimmed, and for the input's first
