@@ -301,8 +301,10 @@ async fn large_validate_calls_do_not_slow_another_connections_solve() {
         flood_answered >= VALIDATE_FLOOD,
         "the flood was not in flight while probing ({flood_answered} answered)"
     );
+    // Generous for a loaded 2-core machine (idle, the p95 is about 2 ms):
+    // before answers had a pool of their own it was over a second.
     assert!(
-        p95 < Duration::from_millis(50),
+        p95 < Duration::from_millis(250),
         "easy Solve p95 {p95:?} beside the Validate flood"
     );
 }

@@ -13,7 +13,7 @@ fn grid(text: &str) -> Grid {
 
 /// The first `n` puzzles of a public set in data/.
 pub(super) fn public_set(name: &str, n: usize) -> Vec<Grid> {
-    let path = format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../data/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
     read_puzzles(&text)
         .into_iter()
