@@ -6,7 +6,8 @@
 #   - node and npm
 #   - chromium, Debian's package (puppeteer-core drives it; no browser is
 #     downloaded), with a font so the page's text renders in screenshots
-#   - `npm ci` in web/ (esbuild, buf, protoc-gen-es, Connect, puppeteer-core)
+#   - `npm ci` in web/ (esbuild, buf, protoc-gen-es, Connect, puppeteer-core,
+#     axe-core, which the browser test injects into the page from node_modules)
 #
 # Usage: bash .ci/setup-web.sh
 set -euo pipefail

@@ -1,12 +1,16 @@
 //! The web page in a real browser: web/test/browser.mjs drives the
-//! system's headless Chromium (puppeteer-core) against the real server on
-//! a phone-sized screen: loads `/`, pastes a puzzle as nine lines, presses
-//! Solve and checks the board it shows (the rules and the givens), asks for
-//! a hint and validates, types a digit on the board; pastes a
-//! puzzle with a bad character and checks the error and the highlighted
-//! cell; saves screenshots under `<target>/web/`. When this fails and
-//! `node_client::grpc_web_endpoint_from_node` passes, the page broke, not
-//! the endpoint.
+//! system's headless Chromium (puppeteer-core) against the real server, at
+//! 1280x800 and at 390x844, as a player would: a new easy puzzle
+//! (Generate), arrow keys, digits and pencil marks, Hint with marks that
+//! lack a digit (the correction, applied), a wrong digit that Check my
+//! progress (Validate's `current`) turns red, undo and redo, then Hint and
+//! Apply to a solved board, each hint a new step. The board and the result
+//! stay on screen; axe-core finds no serious or critical violation in
+//! light and dark mode. Then a puzzle pasted as nine lines and solved, and
+//! one with a bad character, told in a player's words with the details
+//! behind a toggle. Screenshots go under `<target>/web/`. When this fails
+//! and `node_client::grpc_web_endpoint_from_node` passes, the page broke,
+//! not the endpoint.
 //!
 //! Needs node, npm (web/'s packages, from the npm registry on the first
 //! run) and Chromium (`$SUDOKU_CHROMIUM`, or chromium on the PATH or in
@@ -42,8 +46,8 @@ fn chromium() -> Option<PathBuf> {
 }
 
 #[test]
-fn the_page_solves_a_pasted_puzzle_and_highlights_a_bad_cell() {
-    const TEST: &str = "the_page_solves_a_pasted_puzzle_and_highlights_a_bad_cell";
+fn a_player_finishes_a_generated_puzzle_on_a_laptop_and_a_phone() {
+    const TEST: &str = "a_player_finishes_a_generated_puzzle_on_a_laptop_and_a_phone";
     if !have("node") || !have("npm") {
         return skip_until(TEST, "node and npm are not installed", SETUP);
     }
@@ -62,16 +66,19 @@ fn the_page_solves_a_pasted_puzzle_and_highlights_a_bad_cell() {
         .arg(&out)
         .env("CHROMIUM", &chromium)
         .current_dir(&dir);
-    let done = run(cmd, Duration::from_secs(120)).unwrap_or_else(|e| panic!("{e}"));
+    let done = run(cmd, Duration::from_secs(300)).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("{}", done.both());
     assert!(done.success, "browser.mjs failed:\n{}", done.both());
     for line in [
-        "ok: page loaded (81 cells, fits 390px)",
+        "ok: laptop: New puzzle (easy) -> ",
+        "ok: laptop: pencil marks sent to Hint -> Hint: Missing candidate; Apply -> ",
+        "-> One digit is wrong, red",
+        "each a new step -> Solved! ",
+        "ok: phone: New puzzle (easy) -> ",
+        "ok: phone: Backspace, undo, redo (keys and buttons) -> ",
+        "ok: axe phone with a hint dark: no serious or critical violation",
         "ok: pasted 9 lines, Solve -> 534678912672195348198342567859761423426853791713924856961537284287419635345286179",
-        "ok: Hint: ",
-        "Validate -> Valid: one solution",
-        "ok: typed 4 into row 0, column 2 from the keyboard",
-        "ok: malformed -> Error: INVALID_ARGUMENT; highlighted [10]",
+        "ok: malformed -> We can't read that puzzle: That puzzle has a character we can't read at row 2, column 2: 'x'",
         "all checks passed",
     ] {
         assert!(
@@ -80,8 +87,13 @@ fn the_page_solves_a_pasted_puzzle_and_highlights_a_bad_cell() {
             done.both()
         );
     }
-    for shot in ["solved.png", "hint.png", "error.png"] {
-        let png = std::fs::read(out.join(shot)).unwrap_or_else(|e| panic!("{shot}: {e}"));
+    let shots = ["new", "hint", "hint-dark", "check", "solved", "solved-dark"];
+    let shots = ["laptop", "phone"]
+        .iter()
+        .flat_map(|size| shots.iter().map(move |s| format!("{size}-{s}.png")))
+        .chain(["error.png".to_string()]);
+    for shot in shots {
+        let png = std::fs::read(out.join(&shot)).unwrap_or_else(|e| panic!("{shot}: {e}"));
         assert!(png.starts_with(b"\x89PNG"), "{shot} is not a PNG");
     }
 }

@@ -60,8 +60,28 @@ export function cellsOfErrorInfo(info) {
     .filter((c) => c < CELLS);
 }
 
-/** "row R, column C" of a cell index, numbered 0-8 from the top left as
- * the server's messages number them. */
+/** "row R, column C" of a cell index, for players: rows and columns
+ * numbered 1-9 from the top left (the server's messages count from 0). */
 export function where(cell) {
-  return `row ${Math.floor(cell / 9)}, column ${cell % 9}`;
+  return `row ${Math.floor(cell / 9) + 1}, column ${(cell % 9) + 1}`;
+}
+
+/** "r1c1" of a cell index, as Hint's explanations name cells. */
+export function rc(cell) {
+  return `r${Math.floor(cell / 9) + 1}c${(cell % 9) + 1}`;
+}
+
+/** The cells that share a row, column or box with `cell`. */
+export function peers(cell) {
+  const r = Math.floor(cell / 9);
+  const c = cell % 9;
+  const b = Math.floor(r / 3) * 27 + Math.floor(c / 3) * 3;
+  const out = new Set();
+  for (let k = 0; k < 9; k++) {
+    out.add(r * 9 + k);
+    out.add(k * 9 + c);
+    out.add(b + Math.floor(k / 3) * 9 + (k % 3));
+  }
+  out.delete(cell);
+  return [...out];
 }

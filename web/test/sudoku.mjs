@@ -1,4 +1,5 @@
-// What both tests check a board against: the rules, and the givens kept.
+// What both tests check a board against: the rules, and the givens kept;
+// and a solver of their own, for the digits a player would type.
 
 export const CLASSIC =
   '53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79';
@@ -23,4 +24,33 @@ export function whyNotSolution(puzzle, solved) {
     }
   }
   return null;
+}
+
+/** The first solution of `puzzle` (81 characters, '.' or '0' blank) by
+ * backtracking, or null: the test's own answer, independent of the
+ * server's, to type digits the player would know. */
+export function solveLocally(puzzle) {
+  const g = [...puzzle].map((c) => (/[1-9]/.test(c) ? Number(c) : 0));
+  const fits = (i, d) => {
+    const r = Math.floor(i / 9);
+    const c = i % 9;
+    const b = Math.floor(r / 3) * 27 + Math.floor(c / 3) * 3;
+    for (let k = 0; k < 9; k++) {
+      if (g[r * 9 + k] === d || g[k * 9 + c] === d || g[b + Math.floor(k / 3) * 9 + (k % 3)] === d) return false;
+    }
+    return true;
+  };
+  const go = (i) => {
+    if (i === 81) return true;
+    if (g[i]) return go(i + 1);
+    for (let d = 1; d <= 9; d++) {
+      if (fits(i, d)) {
+        g[i] = d;
+        if (go(i + 1)) return true;
+      }
+    }
+    g[i] = 0;
+    return false;
+  };
+  return go(0) ? g.join('') : null;
 }
