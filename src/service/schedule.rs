@@ -85,9 +85,8 @@ impl Sudoku {
                     Box::new(RestOfSearch {
                         shared: shared.clone(),
                         solver,
-                        deadline,
                         elapsed,
-                        reply: Some(reply),
+                        pending: Pending::new(deadline, reply),
                     }),
                 );
                 let (answer, elapsed) = reply_by(replied, deadline)
@@ -123,8 +122,7 @@ impl Sudoku {
                 charge,
                 solver: None,
                 elapsed: None,
-                deadline,
-                reply: Some(reply),
+                pending: Pending::new(deadline, reply),
             }),
         );
         reply_by(replied, deadline).await?
@@ -242,8 +240,9 @@ impl From<oneshot::Sender<Option<MessageAnswer>>> for Reply {
     }
 }
 
-impl Reply {
-    /// Nobody waits for the answer any more.
+impl ReplyTo for Reply {
+    type Answer = Option<MessageAnswer>;
+
     fn is_closed(&self) -> bool {
         match self {
             Reply::Whole(reply) => reply.is_closed(),
@@ -354,26 +353,24 @@ struct RestOfSearch {
     shared: Arc<Shared>,
     /// The search as the inline budget left it.
     solver: Box<Solver>,
-    deadline: Option<Instant>,
     /// Solving time so far.
     elapsed: Duration,
-    /// Taken when the answer is sent.
-    reply: Option<oneshot::Sender<Result<(Answer, Duration), Failure>>>,
+    pending: Pending<oneshot::Sender<Result<(Answer, Duration), Failure>>>,
 }
 
 impl Work for RestOfSearch {
     fn wanted(&self) -> bool {
-        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+        self.pending.wanted()
     }
 
     fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
-        let reply = &self.reply;
-        let cancelled = || reply.as_ref().is_none_or(|r| r.is_closed());
+        let pending = &self.pending;
+        let cancelled = || pending.cancelled();
         let searched = slices(
             &self.shared,
             &mut self.solver,
             u64::MAX,
-            self.deadline,
+            pending.deadline(),
             &cancelled,
             self.elapsed,
             turn,
@@ -386,9 +383,7 @@ impl Work for RestOfSearch {
             Ok(Searched::Done(answer, elapsed)) => Ok((answer, elapsed)),
             Err(failure) => Err(failure),
         };
-        if let Some(reply) = self.reply.take() {
-            let _ = reply.send(result);
-        }
+        self.pending.answer(result);
         Step::Done
     }
 }
@@ -404,13 +399,12 @@ struct SizedSearch {
     solver: Option<Box<SizedSolver>>,
     /// Solving time so far; none before the first turn.
     elapsed: Option<Duration>,
-    deadline: Option<Instant>,
-    reply: Option<oneshot::Sender<Result<pb::Solution, Failure>>>,
+    pending: Pending<oneshot::Sender<Result<pb::Solution, Failure>>>,
 }
 
 impl Work for SizedSearch {
     fn wanted(&self) -> bool {
-        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+        self.pending.wanted()
     }
 
     fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
@@ -418,14 +412,14 @@ impl Work for SizedSearch {
             .solver
             .take()
             .unwrap_or_else(|| take_sized_solver(&self.job.grid));
-        let reply = &self.reply;
-        let cancelled = || reply.as_ref().is_none_or(|r| r.is_closed());
+        let pending = &self.pending;
+        let cancelled = || pending.cancelled();
         let searched = sized_turn(
             &self.shared,
             &mut solver,
             &self.job,
             self.elapsed,
-            self.deadline,
+            pending.deadline(),
             &cancelled,
             turn,
         );
@@ -449,9 +443,7 @@ impl Work for SizedSearch {
             }
             ItemTurn::Answered(result) => {
                 give_sized_solver(solver);
-                if let Some(reply) = self.reply.take() {
-                    let _ = reply.send(result);
-                }
+                self.pending.answer(result);
                 Step::Done
             }
         }
@@ -681,7 +673,6 @@ struct BatchMessage {
     first_index: usize,
     /// The message's options, read once for all its items.
     limit: Result<u32, Failure>,
-    deadline: Option<Instant>,
     /// The results of the items answered so far: the next item to answer
     /// is `request.items[results.len()]`.
     results: Vec<pb::BatchResult>,
@@ -696,8 +687,8 @@ struct BatchMessage {
     /// when it came (one sized solver's footprint included).
     charge: Option<Charge>,
     charged: usize,
-    /// Taken when the response (or `None`, the stream's end) is sent.
-    reply: Option<Reply>,
+    /// Where the response goes (or `None`, the stream's end).
+    pending: Pending<Reply>,
 }
 
 /// Whether a paused sized search may stay in memory: its solver's bytes
@@ -743,36 +734,34 @@ impl BatchMessage {
             results: Vec::with_capacity(request.items.len()),
             shared,
             request,
-            deadline,
             paused: None,
             paused_sized: None,
             spare: None,
-            reply: Some(reply.into()),
+            pending: Pending::new(deadline, reply.into()),
         }
     }
 
     /// Sends `response` (and the charge) to the caller; the message is
     /// done.
     fn answer(&mut self, response: Option<pb::SolveBatchResponse>) -> Step {
-        if let Some(reply) = self.reply.take() {
-            reply.send(response.map(|r| (r, self.charge.take())));
-        }
+        self.pending
+            .answer(response.map(|r| (r, self.charge.take())));
         Step::Done
     }
 }
 
 impl Work for BatchMessage {
     fn wanted(&self) -> bool {
-        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+        self.pending.wanted()
     }
 
     /// Answers items in order until all are (then the response goes to the
     /// caller) or the turn is over, at an item's end or in its search. A
     /// panic while solving an item answers that item INTERNAL.
     fn run(&mut self, thread_solver: &mut Solver, turn: &Turn) -> Step {
-        let reply = &self.reply;
-        let cancelled = || reply.as_ref().is_none_or(|r| r.is_closed());
-        let (shared, deadline) = (&*self.shared, self.deadline);
+        let pending = &self.pending;
+        let cancelled = || pending.cancelled();
+        let (shared, deadline) = (&*self.shared, pending.deadline());
         let item_turn = |solver: &mut Solver, job: &Job, resumed: Option<Duration>| {
             let searched = std::panic::catch_unwind(AssertUnwindSafe(|| match resumed {
                 None => search(shared, solver, job, u64::MAX, deadline, &cancelled, turn),
@@ -962,8 +951,7 @@ impl Sudoku {
             tenant,
             Box::new(OneShot {
                 work: Some(work),
-                deadline,
-                reply: Some(reply),
+                pending: Pending::new(deadline, reply),
             }),
         );
         reply_by(replied, deadline).await
@@ -1009,8 +997,7 @@ impl Sudoku {
                     budget: self.shared.limits.max_nodes,
                     maker: None,
                     charge,
-                    deadline,
-                    reply: Some(reply),
+                    pending: Pending::new(deadline, reply),
                 }),
             );
             let made = reply_by(replied, deadline).await??;
@@ -1025,8 +1012,7 @@ impl Sudoku {
                 target: plan.target,
                 index,
                 _charge: charge,
-                deadline,
-                reply: Some(reply),
+                pending: Pending::new(deadline, reply),
             }),
         );
         let made = reply_by(replied, deadline).await??;
@@ -1060,18 +1046,17 @@ async fn reply_by<T>(
 /// Work done at once on a solver thread, its result sent back.
 struct OneShot<F, R> {
     work: Option<F>,
-    deadline: Option<Instant>,
-    reply: Option<oneshot::Sender<R>>,
+    pending: Pending<oneshot::Sender<R>>,
 }
 
 impl<F: FnOnce() -> R + Send, R: Send> Work for OneShot<F, R> {
     fn wanted(&self) -> bool {
-        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+        self.pending.wanted()
     }
 
     fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
-        if let (Some(work), Some(reply)) = (self.work.take(), self.reply.take()) {
-            let _ = reply.send(work());
+        if let Some(work) = self.work.take() {
+            self.pending.answer(work());
         }
         Step::Done
     }
@@ -1087,13 +1072,12 @@ struct GenerateWork {
     index: u32,
     /// This task's bytes in its connection's share (none: not charged).
     _charge: Option<Charge>,
-    deadline: Option<Instant>,
-    reply: Option<oneshot::Sender<Result<Generated<Rating>, Failure>>>,
+    pending: Pending<oneshot::Sender<Result<Generated<Rating>, Failure>>>,
 }
 
 impl Work for GenerateWork {
     fn wanted(&self) -> bool {
-        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+        self.pending.wanted()
     }
 
     fn run(&mut self, solver: &mut Solver, turn: &Turn) -> Step {
@@ -1101,10 +1085,10 @@ impl Work for GenerateWork {
         let _guard = SolvingGuard(&self.shared.gauges);
         let target = self.target;
         let result = loop {
-            if past(self.deadline) {
+            if past(self.pending.deadline()) {
                 break Err(Failure::DeadlineExceeded);
             }
-            if self.reply.as_ref().is_none_or(|r| r.is_closed()) {
+            if self.pending.cancelled() {
                 return Step::Done;
             }
             match self.search.step(solver, &mut |c| target.accept(c)) {
@@ -1119,9 +1103,7 @@ impl Work for GenerateWork {
                 Poll::Working => {}
             }
         };
-        if let Some(reply) = self.reply.take() {
-            let _ = reply.send(result);
-        }
+        self.pending.answer(result);
         Step::Done
     }
 }
@@ -1145,8 +1127,7 @@ struct SizedGenerateWork {
     /// solver's footprints ([`generate_charge`]), grown when the paused
     /// solver outgrows them (none: not charged).
     charge: Option<Charge>,
-    deadline: Option<Instant>,
-    reply: Option<oneshot::Sender<Result<SizedPuzzle, Failure>>>,
+    pending: Pending<oneshot::Sender<Result<SizedPuzzle, Failure>>>,
 }
 
 /// What a puzzle in the making holds in its connection's share while it
@@ -1170,7 +1151,7 @@ fn sized_generate_bytes(cells: usize, solver_heap: usize) -> usize {
 
 impl Work for SizedGenerateWork {
     fn wanted(&self) -> bool {
-        !past(self.deadline) && self.reply.as_ref().is_some_and(|r| !r.is_closed())
+        self.pending.wanted()
     }
 
     fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
@@ -1192,7 +1173,7 @@ impl Work for SizedGenerateWork {
             }
         };
         let made = loop {
-            if !self.wanted() {
+            if !self.pending.wanted() {
                 give_sized_solver(solver);
                 return Step::Done;
             }
@@ -1212,10 +1193,73 @@ impl Work for SizedGenerateWork {
             }
         };
         give_sized_solver(solver);
-        if let Some(reply) = self.reply.take() {
-            let _ = reply.send(made);
-        }
+        self.pending.answer(made);
         Step::Done
+    }
+}
+
+/// Where a queued task's answer goes: a channel to the task that waits
+/// for it, or a part of a batch message's [`Joint`].
+trait ReplyTo {
+    type Answer;
+
+    /// Nobody waits for the answer any more.
+    fn is_closed(&self) -> bool;
+
+    fn send(self, answer: Self::Answer);
+}
+
+impl<T> ReplyTo for oneshot::Sender<T> {
+    type Answer = T;
+
+    fn is_closed(&self) -> bool {
+        oneshot::Sender::is_closed(self)
+    }
+
+    fn send(self, answer: T) {
+        // A failed send: the caller left, and the answer has nobody to go to.
+        let _ = oneshot::Sender::send(self, answer);
+    }
+}
+
+/// What every queued task shares: when its caller stops waiting for it
+/// and where its answer goes. The task is wanted until the deadline
+/// passes or it is cancelled: its caller left (the client reset the call
+/// or ended the stream), or it answered already.
+struct Pending<R> {
+    deadline: Option<Instant>,
+    /// Taken when the answer is sent.
+    reply: Option<R>,
+}
+
+impl<R: ReplyTo> Pending<R> {
+    fn new(deadline: Option<Instant>, reply: R) -> Pending<R> {
+        Pending {
+            deadline,
+            reply: Some(reply),
+        }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Nobody waits for the answer any more: the work is to stop.
+    fn cancelled(&self) -> bool {
+        self.reply.as_ref().is_none_or(R::is_closed)
+    }
+
+    /// The task is worth running: its deadline has not passed and it is
+    /// not cancelled ([`Work::wanted`] of every task).
+    fn wanted(&self) -> bool {
+        !past(self.deadline) && !self.cancelled()
+    }
+
+    /// Sends `answer` to the caller, if it is still there; once.
+    fn answer(&mut self, answer: R::Answer) {
+        if let Some(reply) = self.reply.take() {
+            reply.send(answer);
+        }
     }
 }
 
@@ -1354,9 +1398,8 @@ mod tests {
             let mut rest = RestOfSearch {
                 shared: svc.shared.clone(),
                 solver,
-                deadline: None,
                 elapsed: Duration::ZERO,
-                reply: Some(reply),
+                pending: Pending::new(None, reply),
             };
             let turns = run_to_end(&mut rest, sliced);
             let (answer, _) = replied.try_recv().unwrap().unwrap();
