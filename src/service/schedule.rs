@@ -363,7 +363,7 @@ impl Work for RestOfSearch {
         self.pending.wanted()
     }
 
-    fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
+    fn run(&mut self, turn: &Turn) -> Step {
         let pending = &self.pending;
         let cancelled = || pending.cancelled();
         let searched = slices(
@@ -407,7 +407,7 @@ impl Work for SizedSearch {
         self.pending.wanted()
     }
 
-    fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
+    fn run(&mut self, turn: &Turn) -> Step {
         let mut solver = self
             .solver
             .take()
@@ -755,10 +755,17 @@ impl Work for BatchMessage {
         self.pending.wanted()
     }
 
+    fn run(&mut self, turn: &Turn) -> Step {
+        with_thread_solver(|solver| self.items(solver, turn))
+    }
+}
+
+impl BatchMessage {
     /// Answers items in order until all are (then the response goes to the
     /// caller) or the turn is over, at an item's end or in its search. A
-    /// panic while solving an item answers that item INTERNAL.
-    fn run(&mut self, thread_solver: &mut Solver, turn: &Turn) -> Step {
+    /// new 9x9 item is searched in `thread_solver`, the thread's. A panic
+    /// while solving an item answers that item INTERNAL.
+    fn items(&mut self, thread_solver: &mut Solver, turn: &Turn) -> Step {
         let pending = &self.pending;
         let cancelled = || pending.cancelled();
         let (shared, deadline) = (&*self.shared, pending.deadline());
@@ -1054,7 +1061,7 @@ impl<F: FnOnce() -> R + Send, R: Send> Work for OneShot<F, R> {
         self.pending.wanted()
     }
 
-    fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+    fn run(&mut self, _: &Turn) -> Step {
         if let Some(work) = self.work.take() {
             self.pending.answer(work());
         }
@@ -1080,7 +1087,15 @@ impl Work for GenerateWork {
         self.pending.wanted()
     }
 
-    fn run(&mut self, solver: &mut Solver, turn: &Turn) -> Step {
+    fn run(&mut self, turn: &Turn) -> Step {
+        with_thread_solver(|solver| self.attempts(solver, turn))
+    }
+}
+
+impl GenerateWork {
+    /// Attempts in `solver` (the thread's: an attempt never spans turns)
+    /// until one is found, none can be, or the turn is over.
+    fn attempts(&mut self, solver: &mut Solver, turn: &Turn) -> Step {
         self.shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
         let _guard = SolvingGuard(&self.shared.gauges);
         let target = self.target;
@@ -1154,7 +1169,7 @@ impl Work for SizedGenerateWork {
         self.pending.wanted()
     }
 
-    fn run(&mut self, _: &mut Solver, turn: &Turn) -> Step {
+    fn run(&mut self, turn: &Turn) -> Step {
         self.shared.gauges.solving.fetch_add(1, Ordering::Relaxed);
         let _guard = SolvingGuard(&self.shared.gauges);
         let (mut maker, mut solver) = match self.maker.take() {
@@ -1316,7 +1331,6 @@ mod tests {
     /// `sliced`, with another search on the thread's solver between turns;
     /// the number of turns it took.
     fn run_to_end(work: &mut dyn Work, sliced: bool) -> usize {
-        let mut solver = Solver::new(&Grid::EMPTY, 1);
         let mut turns = 1;
         loop {
             let turn = if sliced {
@@ -1324,11 +1338,13 @@ mod tests {
             } else {
                 Turn::UNBOUNDED
             };
-            if work.run(&mut solver, &turn) == Step::Done {
+            if work.run(&turn) == Step::Done {
                 return turns;
             }
-            solver.restart(&Grid::from_text(CLASSIC).unwrap(), 1);
-            solver.resume(5);
+            with_thread_solver(|solver| {
+                solver.restart(&Grid::from_text(CLASSIC).unwrap(), 1);
+                solver.resume(5);
+            });
             turns += 1;
         }
     }
