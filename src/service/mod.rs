@@ -7,7 +7,7 @@
 //! | `api.rs` | the handlers, thin: validate, convert, schedule, convert back |
 //! | `convert.rs` | wire to domain and back: grids, options, deadlines, answers |
 //! | `status.rs` | every failure, and the one map from a failure to a gRPC status |
-//! | `schedule.rs` | where work runs and when it stops: inline budget, solver threads, slices, deadlines, the work budget |
+//! | `schedule/` | where work runs and when it stops: inline budget, solver threads, slices, deadlines, the work budget; one file a job |
 //! | `stream.rs` | SolveBatch orchestration: the reader, the window, the workers, how a stream ends; SolveStream on top of it |
 //! | `generate.rs` | Generate orchestration: puzzles made in parallel, sent in order, stopped when the client leaves |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |

@@ -57,7 +57,6 @@ thread_local! {
     static SIZED: RefCell<Option<Box<SizedSolver>>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with this thread's solver (restart it before use).
 /// A solver of the sized engine for a task of this thread: the one this
 /// thread last gave back (its tables and trail reused when the shape is the
 /// same), or a new one.
@@ -72,6 +71,8 @@ pub fn give_sized_solver(solver: Box<SizedSolver>) {
     SIZED.with_borrow_mut(|kept| *kept = Some(solver));
 }
 
+/// Runs `f` with this thread's solver (restart it before use). Not
+/// reentrant: `f` must not call it again.
 pub fn with_thread_solver<R>(f: impl FnOnce(&mut Solver) -> R) -> R {
     SOLVER.with_borrow_mut(f)
 }
@@ -92,11 +93,12 @@ pub trait Work: Send {
     /// before it runs; dropping it must tell a caller still waiting why.
     fn wanted(&self) -> bool;
 
-    /// Goes on with the work on `solver` (this thread's, to restart before
-    /// use; a task that must stop mid-search moves the search into a solver
-    /// of its own) until it is done or `turn` says the turn is over. Checks
-    /// `turn` only after doing some work, so every turn makes progress.
-    fn run(&mut self, solver: &mut Solver, turn: &Turn) -> Step;
+    /// Goes on with the work until it is done or `turn` says the turn is
+    /// over. Checks `turn` only after doing some work, so every turn makes
+    /// progress. A task that searches a 9x9 grid borrows this thread's
+    /// solver for its turn ([`with_thread_solver`]), and moves the search
+    /// into a solver of its own if it must stop mid-search.
+    fn run(&mut self, turn: &Turn) -> Step;
 }
 
 /// A queued task. A task that panics is dropped with whatever it owns, so
@@ -347,9 +349,7 @@ impl Inner {
             let turn = Turn {
                 ends: Some((Instant::now() + self.quantum, &self.waiting)),
             };
-            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                with_thread_solver(|solver| task.run(solver, &turn))
-            }));
+            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| task.run(&turn)));
             ended = Some((
                 tenant,
                 match ran {
@@ -431,9 +431,7 @@ impl Pool {
             // Refused only once the pool closed: the task is then dropped,
             // which tells its caller.
             Some(inner) => drop(inner.push(tenant, task)),
-            None => with_thread_solver(|solver| {
-                while task.wanted() && task.run(solver, &Turn::UNBOUNDED) == Step::Unfinished {}
-            }),
+            None => while task.wanted() && task.run(&Turn::UNBOUNDED) == Step::Unfinished {},
         }
     }
 }
@@ -554,7 +552,7 @@ mod tests {
             self.wanted
         }
 
-        fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+        fn run(&mut self, _: &Turn) -> Step {
             self.done += 1;
             self.log.lock().unwrap().push((self.name, self.done));
             if self.done < self.turns {
@@ -585,7 +583,7 @@ mod tests {
             true
         }
 
-        fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+        fn run(&mut self, _: &Turn) -> Step {
             let _ = self.entered.send(());
             let _ = self.open.recv();
             self.then
@@ -766,7 +764,7 @@ mod tests {
             fn wanted(&self) -> bool {
                 true
             }
-            fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+            fn run(&mut self, _: &Turn) -> Step {
                 panic!("test: a task panics");
             }
         }
@@ -789,7 +787,7 @@ mod tests {
             true
         }
 
-        fn run(&mut self, _: &mut Solver, _: &Turn) -> Step {
+        fn run(&mut self, _: &Turn) -> Step {
             self.barrier.wait();
             #[cfg(target_os = "linux")]
             let cores = rustix::thread::sched_getaffinity(None).map_or_else(

@@ -1,0 +1,340 @@
+//! A unary call's search: its first nodes inline on the runtime thread
+//! that read it, the rest (and every search of a size other than 9x9) as
+//! a task on a solver thread; and the search turns batch items share.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+use tracing::Instrument as _;
+
+use super::pending::{Pending, reply_by};
+use super::slices::{Searched, Sliced, slices, slices_of};
+use crate::pb;
+use crate::service::budget::Charge;
+use crate::service::convert::{Job, SizedJob, outcome, sized_answer_to_pb, to_pb};
+use crate::service::pool::{
+    Step, Turn, Work, give_sized_solver, take_sized_solver, with_thread_solver,
+};
+use crate::service::status::Failure;
+use crate::service::{Shared, Sudoku, Tenant};
+use crate::telemetry::traces;
+use sudoku_core::solver::sized::SizedSolver;
+use sudoku_core::solver::{Answer, Solver};
+
+impl Sudoku {
+    /// Solves one validated puzzle of a unary call from `tenant`: up to
+    /// `inline_nodes` nodes at once on this thread (most puzzles need
+    /// fewer), the rest on a solver thread. Dropping the future (client
+    /// reset) stops the search at its next slice.
+    pub(in crate::service) async fn solve_job(
+        &self,
+        job: Job,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<pb::Solution, Failure> {
+        let (answer, elapsed) = self.search_job(job, deadline, tenant).await?;
+        Ok(to_pb(&answer, &job, elapsed))
+    }
+
+    /// [`Self::solve_job`]'s search, its answer as the engine gives it
+    /// (for Hint's fallback, which needs the solution as a grid), with the
+    /// solving time.
+    pub(in crate::service) async fn search_job(
+        &self,
+        job: Job,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+    ) -> Result<(Answer, Duration), Failure> {
+        let shared = &self.shared;
+        let inline = shared.limits.inline_nodes;
+        let first = with_thread_solver(|solver| {
+            Ok::<_, Failure>(
+                match search(
+                    shared,
+                    solver,
+                    &job,
+                    inline,
+                    deadline,
+                    &|| false,
+                    &Turn::UNBOUNDED,
+                )? {
+                    Searched::Done(answer, elapsed) => Ok((answer, elapsed)),
+                    // The search moves on as it stands: redoing its inline
+                    // nodes would cost more than copying it.
+                    Searched::Paused(elapsed) => Err((Box::new(solver.clone()), elapsed)),
+                },
+            )
+        })?;
+        let (answer, elapsed) = match first {
+            Ok(done) => done,
+            Err((solver, elapsed)) => {
+                let span = traces::search_span(inline);
+                let (reply, replied) = oneshot::channel();
+                shared.pool.submit(
+                    tenant,
+                    Box::new(RestOfSearch {
+                        shared: shared.clone(),
+                        solver,
+                        elapsed,
+                        pending: Pending::new(deadline, reply),
+                    }),
+                );
+                let (answer, elapsed) = reply_by(replied, deadline)
+                    .instrument(span.clone())
+                    .await??;
+                if !span.is_disabled() {
+                    let outcome = outcome(&answer).as_str_name();
+                    let stats = &answer.stats;
+                    traces::record_answer(&span, outcome, stats.nodes, stats.guesses);
+                }
+                (answer, elapsed)
+            }
+        };
+        Ok((answer, elapsed))
+    }
+
+    /// Solves one validated puzzle of a size other than 9x9 for a unary
+    /// call of `tenant`, all of it on a solver thread (in turns, as batch
+    /// items are). Dropping the future stops the search at its next slice.
+    pub(in crate::service) async fn solve_sized(
+        &self,
+        job: SizedJob,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+        charge: Option<Charge>,
+    ) -> Result<pb::Solution, Failure> {
+        let (reply, replied) = oneshot::channel();
+        self.shared.pool.submit(
+            tenant,
+            Box::new(SizedSearch {
+                shared: self.shared.clone(),
+                job,
+                charge,
+                solver: None,
+                elapsed: None,
+                pending: Pending::new(deadline, reply),
+            }),
+        );
+        reply_by(replied, deadline).await?
+    }
+}
+
+/// The rest of a unary call's search, on a solver thread.
+struct RestOfSearch {
+    shared: Arc<Shared>,
+    /// The search as the inline budget left it.
+    solver: Box<Solver>,
+    /// Solving time so far.
+    elapsed: Duration,
+    pending: Pending<oneshot::Sender<Result<(Answer, Duration), Failure>>>,
+}
+
+impl Work for RestOfSearch {
+    fn wanted(&self) -> bool {
+        self.pending.wanted()
+    }
+
+    fn run(&mut self, turn: &Turn) -> Step {
+        let pending = &self.pending;
+        let cancelled = || pending.cancelled();
+        let searched = slices(
+            &self.shared,
+            &mut self.solver,
+            u64::MAX,
+            pending.deadline(),
+            &cancelled,
+            self.elapsed,
+            turn,
+        );
+        let result = match searched {
+            Ok(Searched::Paused(elapsed)) => {
+                self.elapsed = elapsed;
+                return Step::Unfinished;
+            }
+            Ok(Searched::Done(answer, elapsed)) => Ok((answer, elapsed)),
+            Err(failure) => Err(failure),
+        };
+        self.pending.answer(result);
+        Step::Done
+    }
+}
+
+/// A unary call's search of a sized puzzle, on a solver thread.
+struct SizedSearch {
+    shared: Arc<Shared>,
+    job: SizedJob,
+    /// What the search holds of its connection's share, grown to its
+    /// solver's heap bytes whenever it pauses (none: not charged).
+    charge: Option<Charge>,
+    /// The search between turns (none before the first).
+    solver: Option<Box<SizedSolver>>,
+    /// Solving time so far; none before the first turn.
+    elapsed: Option<Duration>,
+    pending: Pending<oneshot::Sender<Result<pb::Solution, Failure>>>,
+}
+
+impl Work for SizedSearch {
+    fn wanted(&self) -> bool {
+        self.pending.wanted()
+    }
+
+    fn run(&mut self, turn: &Turn) -> Step {
+        let mut solver = self
+            .solver
+            .take()
+            .unwrap_or_else(|| take_sized_solver(&self.job.grid));
+        let pending = &self.pending;
+        let cancelled = || pending.cancelled();
+        let searched = sized_turn(
+            &self.shared,
+            &mut solver,
+            &self.job,
+            self.elapsed,
+            pending.deadline(),
+            &cancelled,
+            turn,
+        );
+        // A paused solver stays in memory until its next turn: its bytes
+        // must be charged, or the search ends as over-budget work does.
+        let searched = match (searched, self.charge.as_mut()) {
+            (ItemTurn::Paused(elapsed), Some(charge)) => {
+                if charge.try_grow_to(solver.heap_bytes()) {
+                    ItemTurn::Paused(elapsed)
+                } else {
+                    ItemTurn::Answered(Err(Failure::Overloaded))
+                }
+            }
+            (searched, _) => searched,
+        };
+        match searched {
+            ItemTurn::Paused(elapsed) => {
+                self.elapsed = Some(elapsed);
+                self.solver = Some(solver);
+                Step::Unfinished
+            }
+            ItemTurn::Answered(result) => {
+                give_sized_solver(solver);
+                self.pending.answer(result);
+                Step::Done
+            }
+        }
+    }
+}
+
+/// One turn of a sized search: restarted on `job` unless `resumed` (the
+/// solving time so far), to its end or the end of the turn. A panic
+/// answers INTERNAL.
+pub(super) fn sized_turn(
+    shared: &Shared,
+    solver: &mut SizedSolver,
+    job: &SizedJob,
+    resumed: Option<Duration>,
+    deadline: Option<Instant>,
+    cancelled: &dyn Fn() -> bool,
+    turn: &Turn,
+) -> ItemTurn {
+    let searched = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let elapsed = match resumed {
+            Some(elapsed) => elapsed,
+            None => {
+                solver.restart(&job.grid, job.limit);
+                Duration::ZERO
+            }
+        };
+        slices_of(
+            shared,
+            &mut *solver,
+            u64::MAX,
+            deadline,
+            cancelled,
+            elapsed,
+            turn,
+        )
+    }));
+    match searched {
+        Ok(Ok(Sliced::Done(elapsed))) => ItemTurn::Answered(Ok(sized_answer_to_pb(
+            &solver.answer(),
+            solver.solution().as_ref(),
+            job,
+            elapsed,
+        ))),
+        Ok(Ok(Sliced::Paused(elapsed))) => ItemTurn::Paused(elapsed),
+        Ok(Err(failure)) => ItemTurn::Answered(Err(failure)),
+        Err(_) => ItemTurn::Answered(Err(Failure::Panicked)),
+    }
+}
+
+/// Searches `job` in `solver` (restarted) for up to `budget` nodes; see
+/// [`slices`].
+pub(super) fn search(
+    shared: &Shared,
+    solver: &mut Solver,
+    job: &Job,
+    budget: u64,
+    deadline: Option<Instant>,
+    cancelled: &dyn Fn() -> bool,
+    turn: &Turn,
+) -> Result<Searched, Failure> {
+    #[cfg(feature = "test-hooks")]
+    if shared.panic_on == Some(job.grid) {
+        panic!("test hook: panic while solving {}", job.grid);
+    }
+    solver.restart(&job.grid, job.limit);
+    slices(
+        shared,
+        solver,
+        budget,
+        deadline,
+        cancelled,
+        Duration::ZERO,
+        turn,
+    )
+}
+
+/// How an item's turn ended.
+pub(super) enum ItemTurn {
+    /// With the item's answer (a failure answers this item only, except a
+    /// deadline or cancellation, which end the stream).
+    Answered(Result<pb::Solution, Failure>),
+    /// Mid-search, after this much solving time.
+    Paused(Duration),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::convert::Form;
+    use crate::service::schedule::testing::{EASTER_MONSTER, run_to_end, service};
+    use sudoku_core::puzzle::Grid;
+
+    #[test]
+    fn the_rest_of_a_search_answered_in_turns_matches_one_answered_at_once() {
+        let svc = service();
+        let job = Job {
+            grid: Grid::from_text(EASTER_MONSTER).unwrap(),
+            form: Form::Text,
+            limit: 2,
+        };
+        let mut answers = Vec::new();
+        for sliced in [false, true] {
+            let mut solver = Box::new(Solver::new(&job.grid, job.limit));
+            solver.resume(8);
+            let (reply, mut replied) = oneshot::channel();
+            let mut rest = RestOfSearch {
+                shared: svc.shared.clone(),
+                solver,
+                elapsed: Duration::ZERO,
+                pending: Pending::new(None, reply),
+            };
+            let turns = run_to_end(&mut rest, sliced);
+            let (answer, _) = replied.try_recv().unwrap().unwrap();
+            answers.push((turns, answer));
+        }
+        assert_eq!(answers[0].0, 1);
+        assert!(answers[1].0 > 5, "{} turns", answers[1].0);
+        assert_eq!(answers[0].1, answers[1].1);
+        assert!(answers[1].1.complete);
+    }
+}
