@@ -870,3 +870,59 @@ pub async fn connect_all(servers: &[String], tls: &TlsArgs) -> anyhow::Result<Ch
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_records_and_http2_frames_told_apart() {
+        // An alert (what a TLS server answers the HTTP/2 preface with) and
+        // a handshake record.
+        assert!(tls_record(&[0x15, 0x03, 0x03, 0x00, 0x02]));
+        assert!(tls_record(&[0x16, 0x03, 0x01]));
+        assert!(tls_record(&[0x15]));
+        // A SETTINGS frame, an HTTP/1 answer.
+        assert!(!tls_record(&[0x00, 0x00, 0x12, 0x04]));
+        assert!(!tls_record(b"HTTP/1.1 400"));
+        assert!(!tls_record(&[]));
+    }
+
+    #[test]
+    fn addresses_and_their_schemes() {
+        let bare = Target::of("127.0.0.1:50051").unwrap();
+        assert_eq!(
+            (bare.url.as_str(), bare.tls),
+            ("http://127.0.0.1:50051", false)
+        );
+        let tls = Target::of(" https://[::1]:50443 ").unwrap();
+        assert_eq!((tls.host.as_str(), tls.port, tls.tls), ("::1", 50443, true));
+        assert_eq!(tls.at, "[::1]:50443");
+        assert_eq!(Target::of("https://example.com").unwrap().port, 443);
+        assert!(Target::of("ftp://host:1").is_err());
+    }
+
+    #[test]
+    fn refusals_in_words() {
+        let at = |why| Refused {
+            at: "127.0.0.1:50443".into(),
+            why,
+        };
+        assert_eq!(
+            at(Why::SpeaksTls).to_string(),
+            "the server at 127.0.0.1:50443 speaks TLS: use https://127.0.0.1:50443"
+        );
+        assert_eq!(
+            at(Why::NoTls).to_string(),
+            "the server at 127.0.0.1:50443 does not speak TLS: use http://127.0.0.1:50443"
+        );
+        // 2021-01-01T00:00:00Z and a leap day.
+        assert_eq!(utc(1_609_459_200), "2021-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_827_696), "2000-02-29 12:34:56 UTC");
+        assert!(
+            at(Why::Expired(Some(1_609_459_200)))
+                .to_string()
+                .ends_with("expired on 2021-01-01 00:00:00 UTC")
+        );
+    }
+}
