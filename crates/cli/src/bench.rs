@@ -27,7 +27,7 @@ use anyhow::bail;
 use clap::{Args, ValueEnum};
 
 use super::callers::{Bound, Corpus, StreamPlan, health_worker, stream_worker, unary_worker};
-use super::connect::connect;
+use super::connect::{TlsArgs, connect};
 use super::tally::{Tally, cpu_seconds, status_kb};
 
 /// What to drive.
@@ -46,9 +46,12 @@ pub enum Mode {
 pub struct BenchArgs {
     /// Puzzle file (any format `sudoku solve` reads); not used by --mode health.
     file: Option<PathBuf>,
-    /// Server to load (only 127.0.0.1 in the benchmark script).
+    /// Server to load: host:port, or an http:// or https:// URL (only
+    /// 127.0.0.1 in the benchmark script).
     #[arg(long, env = "SUDOKU_SERVER", default_value = "http://127.0.0.1:50051")]
     server: String,
+    #[command(flatten)]
+    tls: TlsArgs,
     /// What to drive.
     #[arg(long, value_enum, default_value = "unary")]
     mode: Mode,
@@ -103,7 +106,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
     };
     let mut channels = Vec::with_capacity(args.connections);
     for _ in 0..args.connections {
-        channels.push(connect(&args.server).await?);
+        channels.push(connect(&args.server, &args.tls).await?);
     }
     let duration = match args.duration {
         Some(d) if d.is_finite() && d > 0.0 => Duration::from_secs_f64(d).min(MAX_RUN),

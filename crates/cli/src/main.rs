@@ -106,9 +106,11 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct HealthArgs {
-    /// Server to ask.
+    /// Server to ask: host:port, or an http:// or https:// URL.
     #[arg(long, env = "SUDOKU_SERVER", default_value = "http://127.0.0.1:50051")]
     server: String,
+    #[command(flatten)]
+    tls: connect::TlsArgs,
     /// Service to ask about ("" = the whole server).
     #[arg(long, default_value = "")]
     service: String,
@@ -201,7 +203,7 @@ fn exit_code(result: anyhow::Result<i32>) -> i32 {
 
 async fn health(args: HealthArgs) -> anyhow::Result<i32> {
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
-    let mut client = HealthClient::new(connect(&args.server).await?);
+    let mut client = HealthClient::new(connect(&args.server, &args.tls).await?);
     let reply = client
         .check(HealthCheckRequest {
             service: args.service.clone(),

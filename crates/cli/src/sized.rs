@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use anyhow::{Context, anyhow};
 
 use super::answer::{Done, Outcome, write_json};
-use super::connect::connect_all;
+use super::connect::{TlsArgs, connect_all};
 use super::retry::{MAX_FAILURES, MAX_OUTAGE, backoff, lost_server};
 use super::sized_text::{Layout, Records, Sniffed, needs_box, write};
 use super::words::{explain_sized, for_people, puzzles};
@@ -62,7 +62,7 @@ fn json_solution(g: &SizedGrid) -> JsonSolution {
 pub(super) async fn run(
     input: &mut dyn Read,
     size: Size,
-    server: Option<&[String]>,
+    server: Option<(&[String], &TlsArgs)>,
     unique: bool,
     max_nodes: u64,
     quiet: bool,
@@ -122,7 +122,7 @@ pub(super) async fn run(
         }
     };
     let mut client = match server {
-        Some(servers) => Some(SudokuServiceClient::new(connect_all(servers).await?)),
+        Some((servers, tls)) => Some(SudokuServiceClient::new(connect_all(servers, tls).await?)),
         None => None,
     };
     let limit = if unique { 2 } else { 1 };

@@ -23,7 +23,7 @@ use clap::Args;
 
 use super::answer::Output;
 use super::batch::Reading;
-use super::connect::connect_all;
+use super::connect::{TlsArgs, connect_all};
 use super::feeds::spawn_feeds;
 use super::input::{self, is_regular, is_regular_file};
 use super::local::{Rules, solve_local};
@@ -38,8 +38,9 @@ use sudoku_grpc::pb;
 pub struct SolveArgs {
     /// Puzzle file; stdin when absent or "-".
     file: Option<PathBuf>,
-    /// Server(s) to solve on: host:port or an http:// URL. Give it more
-    /// than once, or as a comma list, to balance the streams over several.
+    /// Server(s) to solve on: host:port, or an http:// or https:// URL.
+    /// Give it more than once, or as a comma list, to balance the streams
+    /// over several.
     #[arg(
         long,
         env = "SUDOKU_SERVER",
@@ -47,6 +48,8 @@ pub struct SolveArgs {
         value_delimiter = ','
     )]
     server: Vec<String>,
+    #[command(flatten)]
+    tls: TlsArgs,
     /// Solve in this process with the same engine, no server.
     #[arg(long)]
     local: bool,
@@ -286,7 +289,7 @@ impl Opened {
 
 /// `sudoku solve` through servers, and any run of grids of another size.
 pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
-    let server = (!args.local).then_some(args.server.as_slice());
+    let server = (!args.local).then_some((args.server.as_slice(), &args.tls));
     let Opened {
         mut input,
         size,
@@ -318,7 +321,8 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         (None, 1) => 1,
         (None, n) => 4 * n,
     };
-    let connecting = tokio::spawn(async move { connect_all(&servers).await });
+    let tls = args.tls.clone();
+    let connecting = tokio::spawn(async move { connect_all(&servers, &tls).await });
     // On this thread's runtime the task starts only when this one waits:
     // let it send its SYN first.
     tokio::task::yield_now().await;

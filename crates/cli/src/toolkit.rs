@@ -18,7 +18,7 @@ use tonic::transport::Channel;
 use tonic::{Request, Status};
 
 use super::answer::{JsonError, Output};
-use super::connect::connect;
+use super::connect::{TlsArgs, connect};
 use super::input;
 use super::words::{code_name, for_people};
 use sudoku_core::puzzle::text::{Entry, Reader};
@@ -31,9 +31,11 @@ use sudoku_grpc::service::Sudoku;
 /// Where the calls go.
 #[derive(Debug, Args)]
 pub struct Target {
-    /// Server to call: host:port or an http:// URL.
+    /// Server to call: host:port, or an http:// or https:// URL.
     #[arg(long, env = "SUDOKU_SERVER", default_value = "http://127.0.0.1:50051")]
     pub(super) server: String,
+    #[command(flatten)]
+    pub(super) tls: TlsArgs,
     /// Answer in this process, with the service's own code, no server.
     #[arg(long)]
     pub(super) local: bool,
@@ -91,7 +93,7 @@ impl Backend {
             return Ok(Backend::Local(service));
         }
         Ok(Backend::Remote(SudokuServiceClient::new(
-            connect(&target.server).await?,
+            connect(&target.server, &target.tls).await?,
         )))
     }
 
