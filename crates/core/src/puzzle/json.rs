@@ -53,9 +53,8 @@ impl Blank {
     }
 }
 
-/// A board as read: its side N and N*N values row-major, 0 for a blank.
-/// The values are as written; whether they fit the grid is the caller's
-/// check.
+/// A board as read: its side N and N*N values row-major, each 0 (a
+/// blank) to N. Whether the givens keep the rules is the caller's check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Board {
     /// N.
@@ -129,6 +128,8 @@ pub struct Scanner {
     inner: Option<(usize, (usize, usize))>,
     /// Bytes since the current line's start.
     col: usize,
+    /// The input ended inside a board (see [`Scanner::ended_inside`]).
+    cut: bool,
 }
 
 impl Default for Scanner {
@@ -160,6 +161,7 @@ impl Scanner {
             start: (0, 0),
             inner: None,
             col: 0,
+            cut: false,
         }
     }
 
@@ -193,6 +195,7 @@ impl Scanner {
                 let last = self.state;
                 self.state = State::Off;
                 if last == State::Value && !(self.list == Some(true) && self.depth <= 1) {
+                    self.cut = true;
                     let msg = format!(
                         "line {}: the JSON board does not end: {} '[' not closed",
                         self.start.0, self.depth
@@ -222,6 +225,12 @@ impl Scanner {
                 return Ok(o);
             }
         }
+    }
+
+    /// True when the last [`Scanner::next`] met the input's end inside a
+    /// board: more of the input would have told more.
+    pub fn ended_inside(&self) -> bool {
+        self.cut
     }
 
     /// Reads a line a text reader read itself (without its line break) and
@@ -411,6 +420,17 @@ impl Scanner {
     }
 }
 
+/// The side of the first board of `text`, which starts with it: `None`
+/// when `text` ends inside the board, `Some(None)` when it is not a board.
+pub fn first_side(text: &[u8]) -> Option<Option<usize>> {
+    let mut scanner = Scanner::new();
+    let piece = scanner.next(&mut &text[..], &mut 0).ok()?;
+    if scanner.ended_inside() {
+        return None;
+    }
+    Some(piece.and_then(|p| p.board.ok()).map(|b| b.side))
+}
+
 /// Reads one board's JSON `text`, which starts at line `line`, 0-based
 /// column `col` of the input (for messages).
 pub fn read_board(text: &str, line: usize, col: usize) -> Result<Board, String> {
@@ -489,14 +509,18 @@ pub fn read_board(text: &str, line: usize, col: usize) -> Result<Board, String> 
             }
             _ => None,
         };
+        let (r, col) = (i / side + 1, i % side + 1);
         let Some(v) = v else {
             return Err(format!(
-                "line {line}: row {}, column {}: {c} is not a cell; \
-                 expected a number, or a string of one digit or letter",
-                i / side + 1,
-                i % side + 1
+                "line {line}: row {r}, column {col}: {c} is not a cell; \
+                 expected a number, or a string of one digit or letter"
             ));
         };
+        if v as usize > side {
+            return Err(format!(
+                "line {line}: row {r}, column {col}: {c} is not a value of a {side}x{side} board"
+            ));
+        }
         values.push(v);
     }
     style.blank = blank.unwrap_or(Blank::Dot);
@@ -691,6 +715,13 @@ mod tests {
             "{errs:?}"
         );
         assert_eq!(rest, ["6:next"]);
+    }
+
+    #[test]
+    fn the_first_side_waits_for_the_whole_board() {
+        assert_eq!(first_side(BOARD.as_bytes()), Some(Some(4)));
+        assert_eq!(first_side(&BOARD.as_bytes()[..20]), None);
+        assert_eq!(first_side(b"[1,2,3]\n"), Some(None));
     }
 
     #[test]
