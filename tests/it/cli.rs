@@ -1254,3 +1254,45 @@ async fn a_file_whose_first_records_fill_the_window_is_answered_whole() {
         assert_eq!(lines[4], CLASSIC_SOLVED);
     }
 }
+
+/// `generate --symmetry rotate180` gave `"minimal": false` while the help
+/// promised "unique, minimal puzzles". The help now promises what symmetry
+/// keeps, and every puzzle keeps it: unique, symmetric, and no symmetric
+/// pair of clues can go; `"minimal"` says whether a single clue can.
+#[tokio::test]
+async fn generate_with_symmetry_keeps_the_promise_its_help_makes() {
+    let help = run_within_a_minute(vec!["generate".into(), "--help".into()], Stdio::null()).await;
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("minimal for its symmetry"), "{help}");
+    let top = run_within_a_minute(vec!["--help".into()], Stdio::null()).await;
+    let top = String::from_utf8(top.stdout).unwrap();
+    assert!(top.contains("minimal for their"), "{top}");
+    assert!(!top.contains("unique, minimal puzzles"), "{top}");
+    let args = "generate --local --threads 1 -n 6 --seed 7 --symmetry rotate180 --output jsonl";
+    let out = run_within_a_minute(args.split(' ').map(String::from).collect(), Stdio::null()).await;
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 6, "{stdout}");
+    for l in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let puzzle = Grid::from_text(v["puzzle"].as_str().unwrap()).unwrap();
+        assert!(sudoku_core::solver::is_unique(&puzzle), "{l}");
+        let clues: Vec<usize> = (0..81).filter(|&i| puzzle.0[i] != 0).collect();
+        for &i in &clues {
+            assert_ne!(puzzle.0[80 - i], 0, "clue {i} without its mirror: {l}");
+            let mut fewer = puzzle;
+            fewer.0[i] = 0;
+            fewer.0[80 - i] = 0;
+            assert!(
+                !sudoku_core::solver::is_unique(&fewer),
+                "pair {i} can go: {l}"
+            );
+        }
+        let single = clues.iter().any(|&i| {
+            let mut fewer = puzzle;
+            fewer.0[i] = 0;
+            sudoku_core::solver::is_unique(&fewer)
+        });
+        assert_eq!(v["minimal"].as_bool(), Some(!single), "{l}");
+    }
+}
