@@ -69,6 +69,134 @@ fn spaced(grid: &str) -> String {
         .collect()
 }
 
+/// CLASSIC as a JSON board, cells written by `cell`.
+fn json_board(cell: impl Fn(char) -> String) -> Vec<Vec<String>> {
+    (0..9)
+        .map(|r| CLASSIC[r * 9..r * 9 + 9].chars().map(&cell).collect())
+        .collect()
+}
+
+/// A board as `json.dumps(board, indent=2)` writes it: a line per cell.
+fn indented(board: &[Vec<String>]) -> String {
+    let rows: Vec<String> = board
+        .iter()
+        .map(|r| {
+            let cells: Vec<String> = r.iter().map(|c| format!("    {c}")).collect();
+            format!("  [\n{}\n  ]", cells.join(",\n"))
+        })
+        .collect();
+    format!("[\n{}\n]\n", rows.join(",\n"))
+}
+
+/// A board on one line, as `json.dumps(board)` writes it.
+fn compact(board: &[Vec<String>]) -> String {
+    let rows: Vec<String> = board
+        .iter()
+        .map(|r| format!("[{}]", r.join(", ")))
+        .collect();
+    format!("[{}]", rows.join(", "))
+}
+
+/// Runs `sudoku solve` on `input` locally and through `server`; the two
+/// outputs, which must agree.
+async fn solved_both_ways(tag: &'static str, server: &TestServer, input: String) -> Output {
+    let url = server.url();
+    let (local, remote) = tokio::task::spawn_blocking(move || {
+        let local = crate::support::sudoku_on_file(tag, &["solve", "--local"], &input);
+        let remote = crate::support::sudoku_on_file(tag, &["solve", "--server", &url], &input);
+        (local, remote)
+    })
+    .await
+    .unwrap();
+    assert_eq!(local.stdout, remote.stdout, "{tag}: {remote:?}");
+    assert_eq!(local.status.code(), remote.status.code(), "{tag}");
+    local
+}
+
+/// A board from `json.dumps(board, indent=2)` gave nine errors, one per
+/// row: it is one puzzle, and one answer, however it is laid out; so are
+/// several, one after another or in one array.
+#[tokio::test]
+async fn a_pretty_printed_json_board_is_one_puzzle() {
+    let server = TestServer::start().await;
+    let strings = json_board(|c| format!("\"{c}\""));
+    let solved: Vec<String> = (0..9)
+        .map(|r| {
+            let cells: Vec<String> = CLASSIC_SOLVED[r * 9..r * 9 + 9]
+                .chars()
+                .map(|c| format!("\"{c}\""))
+                .collect();
+            format!("[{}]", cells.join(","))
+        })
+        .collect();
+    let solved = format!("[{}]", solved.join(","));
+    let one = compact(&strings);
+    let input = format!(
+        "{}{}[{one}, {one}]\n{CLASSIC}\n",
+        indented(&strings),
+        indented(&strings)
+    );
+    let out = solved_both_ways("json-pretty", &server, input).await;
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let answers: Vec<&str> = stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(answers.len(), 5, "{stdout}");
+    assert!(answers[..4].iter().all(|a| *a == solved), "{stdout}");
+    assert_eq!(answers[4], CLASSIC_SOLVED);
+}
+
+/// `[[5,3,0,...]]` came back as `[["5","3",...]]`: an integer board's
+/// answer is integers, and a string board's strings, each with its own
+/// blank when it is echoed.
+#[tokio::test]
+async fn an_integer_board_comes_back_as_integers() {
+    let server = TestServer::start().await;
+    let ints = json_board(|c| if c == '.' { "0".into() } else { c.into() });
+    let zeros = json_board(|c| format!("\"{}\"", if c == '.' { '0' } else { c }));
+    // A clash of givens is echoed as given; a puzzle without a solution
+    // is written back in its board's style, blanks as "0".
+    let mut clash = ints.clone();
+    clash[0][2] = clash[0][0].clone();
+    let clash = compact(&clash);
+    let none = format!("12345678.........9{}", ".".repeat(63));
+    let none: Vec<Vec<String>> = (0..9)
+        .map(|r| {
+            none[r * 9..r * 9 + 9]
+                .chars()
+                .map(|c| format!("\"{}\"", if c == '.' { '0' } else { c }))
+                .collect()
+        })
+        .collect();
+    let input = format!(
+        "{}\n{}{clash}\n{}\n",
+        compact(&ints),
+        indented(&zeros),
+        compact(&none)
+    );
+    let out = solved_both_ways("json-ints", &server, input).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let blocks: Vec<&str> = stdout.split("\n\n").collect();
+    assert_eq!(blocks.len(), 4, "{stdout}");
+    let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
+    assert!(
+        blocks[0].starts_with("[[5,3,4,6,7,8,9,1,2],[6,7,2"),
+        "{stdout}"
+    );
+    assert_eq!(digits(blocks[0]), CLASSIC_SOLVED);
+    assert!(blocks[1].starts_with(r#"[["5","3","4","6""#), "{stdout}");
+    assert_eq!(digits(blocks[1]), CLASSIC_SOLVED);
+    assert!(
+        blocks[2].starts_with(&format!("{clash}\n# error: 5 is given twice")),
+        "{stdout}"
+    );
+    let none = compact(&none).replace(' ', "");
+    assert!(
+        blocks[3].starts_with(&format!("{none}\n# error:")),
+        "{stdout}"
+    );
+}
+
 #[tokio::test]
 async fn first_classic_format_round_trips_through_the_server() {
     let server = TestServer::start().await;
@@ -844,9 +972,7 @@ fn mixed_records() -> (String, Vec<Expected>) {
         (
             bad_bracketed,
             "invalid",
-            Some(format!(
-                "line 47, column 20: unexpected character 'x'; {expected_char}"
-            )),
+            Some("line 47: row 1, column 5: \"x\" is not a value of a 9x9 board".into()),
         ),
         (format!("{CLASSIC}\n"), "solved", None),
     ];
@@ -1126,5 +1252,47 @@ async fn a_file_whose_first_records_fill_the_window_is_answered_whole() {
         }
         assert_eq!(lines[2], CLASSIC_SOLVED);
         assert_eq!(lines[4], CLASSIC_SOLVED);
+    }
+}
+
+/// `generate --symmetry rotate180` gave `"minimal": false` while the help
+/// promised "unique, minimal puzzles". The help now promises what symmetry
+/// keeps, and every puzzle keeps it: unique, symmetric, and no symmetric
+/// pair of clues can go; `"minimal"` says whether a single clue can.
+#[tokio::test]
+async fn generate_with_symmetry_keeps_the_promise_its_help_makes() {
+    let help = run_within_a_minute(vec!["generate".into(), "--help".into()], Stdio::null()).await;
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("minimal for its symmetry"), "{help}");
+    let top = run_within_a_minute(vec!["--help".into()], Stdio::null()).await;
+    let top = String::from_utf8(top.stdout).unwrap();
+    assert!(top.contains("minimal for their"), "{top}");
+    assert!(!top.contains("unique, minimal puzzles"), "{top}");
+    let args = "generate --local --threads 1 -n 6 --seed 7 --symmetry rotate180 --output jsonl";
+    let out = run_within_a_minute(args.split(' ').map(String::from).collect(), Stdio::null()).await;
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 6, "{stdout}");
+    for l in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let puzzle = Grid::from_text(v["puzzle"].as_str().unwrap()).unwrap();
+        assert!(sudoku_core::solver::is_unique(&puzzle), "{l}");
+        let clues: Vec<usize> = (0..81).filter(|&i| puzzle.0[i] != 0).collect();
+        for &i in &clues {
+            assert_ne!(puzzle.0[80 - i], 0, "clue {i} without its mirror: {l}");
+            let mut fewer = puzzle;
+            fewer.0[i] = 0;
+            fewer.0[80 - i] = 0;
+            assert!(
+                !sudoku_core::solver::is_unique(&fewer),
+                "pair {i} can go: {l}"
+            );
+        }
+        let single = clues.iter().any(|&i| {
+            let mut fewer = puzzle;
+            fewer.0[i] = 0;
+            sudoku_core::solver::is_unique(&fewer)
+        });
+        assert_eq!(v["minimal"].as_bool(), Some(!single), "{l}");
     }
 }

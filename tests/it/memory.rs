@@ -7,7 +7,7 @@
 //! must succeed, and the server's peak RSS must stay under
 //! [`PEAK_RSS_BOUND_KB`].
 //!
-//! Needs python3 with venv and the `h2` package (examples/python/
+//! Needs python3 with venv and the `h2` package (tests/it/scripts/
 //! requirements.txt); skips when that is missing, except under CI=true.
 
 use std::process::Command;

@@ -637,8 +637,9 @@ async fn the_cli_infers_square_boxes_from_the_first_record() {
     }
 }
 
-/// A 6x6 file without `--box`: one `# error:` line per record, each saying
-/// which boxes to give, and exit code 1; with `--box 2x3` it solves.
+/// A 6x6 file without `--box`: each record echoed with an `# error:` that
+/// says which boxes to give, as a 9x9 failure is, and exit code 1; with
+/// `--box 2x3` it solves.
 #[tokio::test]
 async fn the_cli_asks_for_the_box_a_side_cannot_tell() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sizes");
@@ -656,7 +657,10 @@ async fn the_cli_asks_for_the_box_a_side_cannot_tell() {
     assert_eq!(
         lines,
         (2..5)
-            .map(|l| format!("# error: line {l}: a 6x6 grid needs --box 2x3 or --box 3x2"))
+            .map(|l| format!(
+                "{}  # error: line {l}: a 6x6 grid needs --box 2x3 or --box 3x2",
+                puzzles[l - 2]
+            ))
             .collect::<Vec<_>>()
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2: a 6x6 grid needs --box 2x3"));
@@ -770,4 +774,116 @@ async fn the_cli_writes_jsonl_for_every_size() {
         .collect();
     let s = SizedGrid::from_cells(big.shape(), &cells).unwrap();
     assert!(s.is_valid_solution() && big.is_kept_by(&s));
+}
+
+/// Runs `sudoku solve` with `args` on `input` locally and on `server`:
+/// the local output, which the server's must equal.
+async fn both_ways(
+    tag: &'static str,
+    server: &TestServer,
+    args: &[&str],
+    input: &str,
+) -> std::process::Output {
+    let (url, input) = (server.url(), input.to_string());
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let run = |how: &[&str]| {
+            let mut all: Vec<&str> = vec!["solve"];
+            all.extend(how);
+            all.extend(args.iter().map(String::as_str));
+            crate::support::sudoku_on_file(tag, &all, &input)
+        };
+        let local = run(&["--local"]);
+        let remote = run(&["--server", &url]);
+        assert_eq!(local.stdout, remote.stdout, "{tag}: {remote:?}");
+        assert_eq!(local.status.code(), remote.status.code(), "{tag}");
+        local
+    })
+    .await
+    .unwrap()
+}
+
+/// `--box auto` on a 4-line 4x4 grid said "no box fits a side of 2" (its
+/// first row was taken for a whole 2x2 grid) where no `--box` solved it.
+#[tokio::test]
+async fn box_auto_reads_a_four_line_four_by_four() {
+    let server = TestServer::start().await;
+    let grid = "1...\n..3.\n.4..\n...2\n";
+    for args in [&["--box", "auto"][..], &[]] {
+        let out = both_ways("box-auto", &server, args, grid).await;
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(stdout, "1324\n4231\n2413\n3142\n", "{args:?}");
+    }
+}
+
+/// A 6x6 without `--box` printed `# error:` alone, where a 9x9 failure
+/// echoes its puzzle first: other sizes echo their records too, a line
+/// with the error after it, a block with the error on a line below.
+#[tokio::test]
+async fn a_failed_record_of_another_size_is_echoed_before_its_error() {
+    let server = TestServer::start().await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sizes");
+    let text = std::fs::read_to_string(root.join("6x6.txt")).unwrap();
+    let six = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    // Its rows spaced, with a ruler between the boxes' bands.
+    let rows: Vec<String> = (0..6)
+        .map(|r| {
+            let cells: Vec<String> = six[r * 6..r * 6 + 6].chars().map(String::from).collect();
+            format!("{} | {}", cells[..3].join(" "), cells[3..].join(" "))
+        })
+        .collect();
+    let block = format!(
+        "{}\n------+------\n{}\n------+------\n{}\n",
+        rows[..2].join("\n"),
+        rows[2..4].join("\n"),
+        rows[4..].join("\n")
+    );
+    let line = format!("11{}", ".".repeat(34));
+    let input = format!("{block}{line}\n");
+    let out = both_ways("echo-six", &server, &[], &input).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let why = "a 6x6 grid needs --box 2x3 or --box 3x2";
+    assert_eq!(
+        stdout,
+        format!(
+            "{}\n# error: line 1: {why}\n{line}  # error: line 9: {why}\n",
+            rows.join("\n")
+        )
+    );
+    // With the box, a clash of givens is echoed the same way.
+    let out = both_ways("echo-six-box", &server, &["--box", "2x3"], &input).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 7, "{stdout}");
+    assert_eq!(
+        lines[6],
+        format!(
+            "{line}  # error: line 9: 1 is given twice in row 1: at row 1, column 1 and row 1, column 2"
+        )
+    );
+}
+
+/// JSON boards of other sizes: the first board tells the size, and each
+/// answer is a board written as its puzzle was.
+#[tokio::test]
+async fn json_boards_of_other_sizes_come_back_as_written() {
+    let server = TestServer::start().await;
+    // One solution: 1324 4231 2413 3142.
+    let ints = "[[1,0,0,0],[0,0,3,0],[0,4,0,0],[0,0,0,2]]";
+    let strings = "[\n  [\"1\", \".\", \".\", \".\"],\n  [\".\", \".\", \"3\", \".\"],\n  [\".\", \"4\", \".\", \".\"],\n  [\".\", \".\", \".\", \"2\"]\n]";
+    let input = format!("{ints}\n{strings}\n");
+    for args in [&[][..], &["--box", "auto"], &["--box", "2x2"]] {
+        let out = both_ways("json-four", &server, args, &input).await;
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            stdout,
+            "[[1,3,2,4],[4,2,3,1],[2,4,1,3],[3,1,4,2]]\n\
+             [[\"1\",\"3\",\"2\",\"4\"],[\"4\",\"2\",\"3\",\"1\"],[\"2\",\"4\",\"1\",\"3\"],[\"3\",\"1\",\"4\",\"2\"]]\n",
+            "{args:?}"
+        );
+    }
 }

@@ -1,4 +1,5 @@
-//! `sudoku generate`: unique, minimal puzzles from the service's
+//! `sudoku generate`: unique puzzles, minimal (for their symmetry, with
+//! `--symmetry`), from the service's
 //! generator, through `--server` or on a service in this process, printed
 //! as they come.
 
@@ -43,7 +44,10 @@ pub struct GenerateArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Symmetry of the clues: none, rotate180, rotate90, mirror-horizontal,
-    /// mirror-vertical, diagonal, anti-diagonal, mirror-both.
+    /// mirror-vertical, diagonal, anti-diagonal, mirror-both. What it
+    /// costs: a symmetric puzzle is minimal for its symmetry (no symmetric
+    /// set of clues can be removed) but may keep a single clue that could
+    /// go, and then `"minimal"` in `--output jsonl` is false.
     #[arg(long, default_value = "none")]
     symmetry: Symmetry,
     /// Clue-count range, A..B (either end may be left out). For grids

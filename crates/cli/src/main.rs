@@ -99,8 +99,9 @@ enum Command {
     /// Rate each puzzle of FILE (or stdin): label, SE rating, hardest
     /// technique; exits 1 when a puzzle could not be rated.
     Rate(toolkit::FileArgs),
-    /// Generate unique, minimal puzzles, one per line (or JSON with
-    /// --output jsonl).
+    /// Generate unique puzzles, one per line (or JSON with --output
+    /// jsonl): minimal clue by clue, or with --symmetry minimal for their
+    /// symmetry (no symmetric set of clues can go; a single clue may).
     Generate(generate::GenerateArgs),
 }
 

@@ -91,7 +91,7 @@ pub(super) async fn run(
                     let a = Done::<SizedGrid>::invalid(why.clone());
                     write_json(&mut out, r.line, None, &a, json_solution)?;
                 } else {
-                    writeln!(out, "# error: {e}")?;
+                    writeln!(out, "{}", r.marked(&format!("# error: {e}")))?;
                 }
             }
             out.flush()?;
@@ -132,13 +132,13 @@ pub(super) async fn run(
     let (mut answered, mut failures) = (0u64, 0u64);
     for r in first.into_iter().map(Ok).chain(records) {
         let r = r.context("reading the puzzles")?;
-        let puzzle = match r.cells {
+        let puzzle = match &r.cells {
             // The record's own errors name the line; the output does too.
             Err(e) => Err(e
                 .strip_prefix(&format!("line {}: ", r.line))
-                .unwrap_or(&e)
+                .unwrap_or(e)
                 .to_string()),
-            Ok(c) => SizedGrid::from_cells(shape, &c)
+            Ok(c) => SizedGrid::from_cells(shape, c)
                 .and_then(|g| g.check_givens().map(|()| g))
                 .map_err(|e| explain_sized(&e)),
         };
@@ -193,8 +193,15 @@ pub(super) async fn run(
             write_json(&mut out, r.line, Some(&shape), &answer, json_solution)?;
             continue;
         }
+        let side = shape.side();
         let layout = match (written.line, r.layout) {
             (None, l) => l,
+            (Some(true), Layout::Json(s)) if s.ints || side > 35 => Layout::Ints,
+            (Some(true), Layout::Json(_)) => Layout::Chars,
+            (Some(false), Layout::Json(s)) => Layout::Block {
+                ints: s.ints || side > 35,
+                spaced: true,
+            },
             (Some(true), Layout::Block { ints, .. }) if ints || shape.side() > 35 => Layout::Ints,
             (Some(true), Layout::Block { .. }) => Layout::Chars,
             (Some(false), l @ Layout::Block { .. }) => l,
@@ -206,12 +213,14 @@ pub(super) async fn run(
         };
         match (complaint, &answer.solution) {
             (None, Some(s)) => writeln!(out, "{}", write(s, layout))?,
-            (c, _) => writeln!(
-                out,
-                "# error: line {}: {}",
-                r.line,
-                c.unwrap_or_else(|| "no solution".to_string())
-            )?,
+            (c, _) => {
+                let why = c.unwrap_or_else(|| "no solution".to_string());
+                writeln!(
+                    out,
+                    "{}",
+                    r.marked(&format!("# error: line {}: {why}", r.line))
+                )?
+            }
         }
     }
     out.flush()?;

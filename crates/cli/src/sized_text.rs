@@ -7,10 +7,14 @@
 //!   to 35;
 //! - a line of N*N integers separated by spaces or commas (any N);
 //! - N lines of N cells each, characters or space-separated integers,
-//!   `|`, `-` and `+` rulers ignored.
+//!   `|`, `-` and `+` rulers ignored;
+//! - a JSON board of N rows of N cells (or one array of N*N), integers or
+//!   strings, laid out in any way (see `sudoku_core::puzzle::json`).
 
+use std::collections::VecDeque;
 use std::io::Read;
 
+use sudoku_core::puzzle::json::{self, Piece, Scanner};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid, char_value, value_char};
 use sudoku_core::puzzle::text::{BOM, read_line};
 
@@ -23,6 +27,8 @@ pub(super) enum Layout {
     Ints,
     /// N lines; integers (or characters) separated by spaces when `spaced`.
     Block { ints: bool, spaced: bool },
+    /// A JSON board, written back on one line.
+    Json(json::Style),
 }
 
 /// The cells of one row or record: values, or `None` for a token that is
@@ -81,25 +87,32 @@ pub(super) enum Sniffed {
     NeedsBox(usize),
 }
 
-/// The side of a grid whose first significant line is `line`, as the first
-/// record of a file: `None` for 9x9 and for what is not a grid here.
-/// A line of N*N cells is one record of side N (N >= 4); a row of N tokens
-/// starts a block of side N. 16 unspaced cells are a 4x4 line unless a value
-/// above 4 says they are a 16x16 row.
-fn side_of(line: &str) -> Option<usize> {
-    let (cells, _, _) = cells_of(line);
+/// The side of the grids of a file whose first record starts with a line
+/// of `cells`. A line of N*N cells is one record of side N (N >= 4); a row
+/// of N cells starts a block of side N (so 4 cells are a 4x4 row, not a
+/// 2x2 grid). 16 cells are a 4x4 line unless a value above 4 says they are
+/// a 16x16 row.
+fn side_for(cells: &[Option<u32>]) -> usize {
     let k = cells.len();
-    if k == 81 || k == 9 || k < 2 {
-        return None;
-    }
-    let cells: Vec<u32> = cells.into_iter().collect::<Option<_>>()?;
     let root = k.isqrt();
-    let max = cells.iter().copied().max().unwrap_or(0) as usize;
-    let n = if root * root == k && root >= 4 && max <= root {
+    let max = cells.iter().flatten().copied().max().unwrap_or(0) as usize;
+    if root * root == k && root >= 4 && max <= root {
         root
     } else {
         k
-    };
+    }
+}
+
+/// The side of a grid whose first significant line is `line`, as the first
+/// record of a file (see [`side_for`]): `None` for 9x9 and for what is not
+/// a grid here.
+fn side_of(line: &str) -> Option<usize> {
+    let (cells, _, _) = cells_of(line);
+    let k = cells.len();
+    if k == 81 || k == 9 || k < 2 || cells.iter().any(Option::is_none) {
+        return None;
+    }
+    let n = side_for(&cells);
     (n <= sudoku_core::puzzle::sized::MAX_SIDE).then_some(n)
 }
 
@@ -125,11 +138,26 @@ pub(super) fn sniff(
     let mut head = Vec::with_capacity(1 << 16);
     let mut chunk = vec![0u8; 1 << 16];
     let mut seen = 0;
+    // Where the first significant line starts.
+    let mut start = 0;
+    let mut ended = false;
+    let mut more = |head: &mut Vec<u8>, ended: &mut bool| -> std::io::Result<()> {
+        loop {
+            match input.read(&mut chunk) {
+                Ok(0) => *ended = true,
+                Ok(got) => head.extend_from_slice(&chunk[..got]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            return Ok(());
+        }
+    };
     let line = loop {
         // The first significant line, once it is whole.
         let mut found = None;
         while let Some(nl) = head[seen..].iter().position(|&b| b == b'\n') {
             let l = text_of(&head[seen..seen + nl], seen == 0);
+            start = seen;
             seen += nl + 1;
             if !l.is_empty() && !l.starts_with('#') {
                 found = Some(l);
@@ -142,18 +170,30 @@ pub(super) fn sniff(
         if head.len() >= CAP {
             break None;
         }
-        let got = match input.read(&mut chunk) {
-            Ok(g) => g,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if got == 0 {
+        more(&mut head, &mut ended)?;
+        if ended {
             let l = text_of(&head[seen..], seen == 0);
+            start = seen;
             break (!l.is_empty() && !l.starts_with('#')).then_some(l);
         }
-        head.extend_from_slice(&chunk[..got]);
     };
-    let sniffed = match line.as_deref().and_then(side_of) {
+    let side = match line.as_deref() {
+        // A JSON board: its side once it is whole.
+        Some(l) if l.starts_with('[') => loop {
+            let from = if start == 0 && head.starts_with(BOM) {
+                BOM.len()
+            } else {
+                start
+            };
+            match json::first_side(&head[from..]) {
+                Some(side) => break side,
+                None if ended || head.len() >= CAP => break None,
+                None => more(&mut head, &mut ended)?,
+            }
+        },
+        l => l.and_then(side_of),
+    };
+    let sniffed = match side.filter(|&n| n != 9 && n <= sudoku_core::puzzle::sized::MAX_SIDE) {
         None => Sniffed::Nine,
         Some(n) => {
             let root = n.isqrt();
@@ -178,11 +218,27 @@ pub(super) fn needs_box(n: usize) -> String {
     }
 }
 
-/// One record: its first line, layout and cell values (or why not).
+/// One record: its first line, layout and cell values (or why not), and
+/// its text as given (rows only, rulers and comments left out; empty for
+/// a line that is not text or too long to hold), echoed when it fails.
 pub(super) struct Record {
     pub(super) line: usize,
     pub(super) layout: Layout,
     pub(super) cells: Result<Vec<u32>, String>,
+    pub(super) raw: String,
+}
+
+impl Record {
+    /// The record as given followed by `mark` ("# error: ..."), as 9x9
+    /// records are answered: on the same line after a one-line record, on
+    /// a line of its own after a block.
+    pub(super) fn marked(&self, mark: &str) -> String {
+        match (self.raw.is_empty(), self.raw.contains('\n')) {
+            (true, _) => mark.to_string(),
+            (false, false) => format!("{}  {mark}", self.raw),
+            (false, true) => format!("{}\n{mark}", self.raw),
+        }
+    }
 }
 
 /// The longest line read, in bytes: a 64x64 record of integers with
@@ -206,6 +262,10 @@ pub(super) struct Records<R> {
     /// Lines read so far: the number of the last one.
     line: usize,
     buf: Vec<u8>,
+    /// JSON boards; off between them.
+    json: Scanner,
+    /// Boards read from one line, not yet handed out.
+    ready: VecDeque<Record>,
 }
 
 impl<R: std::io::BufRead> Records<R> {
@@ -215,6 +275,36 @@ impl<R: std::io::BufRead> Records<R> {
             n,
             line: 0,
             buf: Vec::new(),
+            json: Scanner::new(),
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// The record of a JSON board: its cells when its side is the run's.
+    fn of_piece(&mut self, piece: Piece) -> Record {
+        let Piece { line, raw, board } = piece;
+        let (layout, cells) = match board {
+            Err(e) => (Layout::Chars, Err(e)),
+            Ok(b) => {
+                if self.n == 0 {
+                    self.n = b.side;
+                }
+                let n = self.n;
+                let cells = match b.side == n {
+                    true => Ok(b.values),
+                    false => Err(format!(
+                        "line {line}: a JSON board of side {}; expected {n} rows of {n} cells",
+                        b.side
+                    )),
+                };
+                (Layout::Json(b.style), cells)
+            }
+        };
+        Record {
+            line,
+            layout,
+            cells,
+            raw,
         }
     }
 
@@ -252,29 +342,49 @@ impl<R: std::io::BufRead> Iterator for Records<R> {
 
     fn next(&mut self) -> Option<std::io::Result<Record>> {
         let l = loop {
+            if let Some(r) = self.ready.pop_front() {
+                return Some(Ok(r));
+            }
+            // A JSON board is read as bytes, not lines: its layout is free.
+            match json::starts(&mut self.input) {
+                Err(e) => return Some(Err(e)),
+                Ok(starts) if starts || self.json.is_on() => {
+                    match self.json.next(&mut self.input, &mut self.line) {
+                        Err(e) => return Some(Err(e)),
+                        Ok(Some(p)) => return Some(Ok(self.of_piece(p))),
+                        Ok(None) => continue,
+                    }
+                }
+                Ok(_) => {}
+            }
             match self.next_line() {
                 Err(e) => return Some(Err(e)),
                 Ok(None) => return None,
                 Ok(Some(Line::Text(t))) if t.is_empty() || t.starts_with('#') => {}
+                Ok(Some(Line::Text(t))) if t.starts_with('[') => {
+                    // A JSON board whose start the buffer did not show whole.
+                    let mut before = self.line - 1;
+                    for p in self.json.feed_line(t.as_bytes(), &mut before) {
+                        let r = self.of_piece(p);
+                        self.ready.push_back(r);
+                    }
+                }
                 Ok(Some(Line::Text(t))) => break t,
                 Ok(Some(bad)) => {
                     return Some(Ok(Record {
                         line: self.line,
                         layout: Layout::Chars,
                         cells: Err(Self::unreadable(self.line, &bad)),
+                        raw: String::new(),
                     }));
                 }
             }
         };
         let (cells, ints, spaced) = cells_of(&l);
         let k = cells.len();
-        let side = (k as f64).sqrt().round() as usize;
         if self.n == 0 {
-            self.n = if side * side == k && side > 1 {
-                side
-            } else {
-                k
-            };
+            // `--box auto`: the first record tells, as it does without `--box`.
+            self.n = side_for(&cells);
         }
         let (n, start) = (self.n, self.line);
         if k == n * n && n > 1 {
@@ -282,6 +392,7 @@ impl<R: std::io::BufRead> Iterator for Records<R> {
                 line: start,
                 layout: if ints { Layout::Ints } else { Layout::Chars },
                 cells: collect(cells, start),
+                raw: l,
             }));
         }
         if k != n {
@@ -294,11 +405,13 @@ impl<R: std::io::BufRead> Iterator for Records<R> {
                     "line {start}: {k} cells: not a {n}x{n} line ({}) or row ({n})",
                     n * n
                 )),
+                raw: l,
             }));
         }
         // A block: n rows of n cells, this line the first.
         let mut all = Vec::with_capacity(n * n);
         all.extend(cells);
+        let mut raw = l;
         let mut fault = None;
         let mut rows = 1;
         while rows < n {
@@ -309,6 +422,8 @@ impl<R: std::io::BufRead> Iterator for Records<R> {
                     if t.is_empty() || t.starts_with('#') || t.chars().all(|c| "-+| ".contains(c)) {
                         continue;
                     }
+                    raw.push('\n');
+                    raw.push_str(&t);
                     cells_of(&t).0
                 }
                 Ok(Some(bad)) => {
@@ -336,6 +451,7 @@ impl<R: std::io::BufRead> Iterator for Records<R> {
             line: start,
             layout: Layout::Block { ints, spaced },
             cells,
+            raw,
         }))
     }
 }
@@ -393,6 +509,7 @@ pub(super) fn write(grid: &SizedGrid, layout: Layout) -> String {
         }
     };
     match layout {
+        Layout::Json(style) => json::write_board(grid.values(), n, style),
         Layout::Chars if text => grid.values().iter().map(|&v| value_char(v)).collect(),
         Layout::Chars | Layout::Ints => grid
             .values()
@@ -446,6 +563,56 @@ mod tests {
         );
         // The side comes from the first record when not given.
         assert_eq!(records(line, 0).len(), 1);
+    }
+
+    #[test]
+    fn json_boards_of_other_sizes_read_and_write_back() {
+        let ints = "[[1,0,0,4],[0,0,0,0],[0,1,0,0],[4,0,0,1]]";
+        let pretty = "[\n  [\"1\", \".\", \".\", \"4\"],\n  [\".\", \".\", \".\", \".\"],\n  [\".\", \"1\", \".\", \".\"],\n  [\"4\", \".\", \".\", \"1\"]\n]";
+        let text = format!("{ints}\n1..4\n....\n.1..\n4..1\n{pretty}\n[{ints},{ints}]\n");
+        for n in [0, 4] {
+            let rs = records(&text, n);
+            assert_eq!(rs.len(), 5, "--box side {n}");
+            assert_eq!(
+                rs.iter().map(|r| r.line).collect::<Vec<_>>(),
+                [1, 2, 6, 12, 12]
+            );
+            let want = rs[0].cells.as_ref().unwrap();
+            assert!(rs.iter().all(|r| r.cells.as_ref() == Ok(want)));
+            assert_eq!(rs[2].raw, pretty);
+            let g = SizedGrid::from_cells(Shape::new(2, 2).unwrap(), want).unwrap();
+            assert_eq!(write(&g, rs[0].layout), ints);
+            assert_eq!(
+                write(&g, rs[2].layout),
+                r#"[["1",".",".","4"],[".",".",".","."],[".","1",".","."],["4",".",".","1"]]"#
+            );
+        }
+        // The first board tells the size, as a line does.
+        let (_, s) = sniff(Box::new(std::io::Cursor::new(format!("# c\n{pretty}\n")))).unwrap();
+        assert_eq!(s, Sniffed::Square(Shape::new(2, 2).unwrap()));
+        let six = format!("[{}]", ["[0,0,0,0,0,0]"; 6].join(",\n"));
+        let (_, s) = sniff(Box::new(std::io::Cursor::new(six))).unwrap();
+        assert_eq!(s, Sniffed::NeedsBox(6));
+        let nine = format!("[{}]", ["[0,0,0,0,0,0,0,0,0]"; 9].join(","));
+        let (_, s) = sniff(Box::new(std::io::Cursor::new(nine))).unwrap();
+        assert_eq!(s, Sniffed::Nine);
+    }
+
+    /// `--box auto` on a 4-line 4x4 grid said "no box fits a side of 2":
+    /// its first row of 4 cells was taken for a whole 2x2 grid.
+    #[test]
+    fn box_auto_reads_a_block_whose_rows_are_squares() {
+        for (text, n) in [
+            ("1...\n..3.\n.4..\n...2\n", 4),
+            ("1 . . .\n. . 3 .\n. 4 . .\n. . . 2\n", 4),
+            (&"53..7....\n".repeat(9) as &str, 9),
+            ("1234341221434321\n", 4),
+            (&format!("{}\n", "123456789ABCDEFG".repeat(16)) as &str, 16),
+        ] {
+            let rs = records(text, 0);
+            assert_eq!(rs.len(), 1, "{text}");
+            assert_eq!(rs[0].cells.as_ref().map(Vec::len), Ok(n * n), "{text}");
+        }
     }
 
     #[test]

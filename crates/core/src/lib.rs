@@ -7,7 +7,7 @@
 //! | [`puzzle`] | the puzzle as a value, its shapes, and the text formats people write it in |
 //! | [`solver`] | the engines: a 9x9 bitboard and one for every other shape; propagation, MRV search, counting, cancelling |
 //! | [`logic`] | the logical solver behind hints and ratings: techniques a person uses, easiest first |
-//! | [`generate`] | new puzzles: unique, minimal, symmetric on request, the same for the same seed |
+//! | [`generate`] | new puzzles: unique, minimal (for their symmetry, when symmetric), the same for the same seed |
 //!
 //! Solve a puzzle, and check it has exactly one solution:
 //!

@@ -45,6 +45,53 @@ pub const CLASSIC_SOLVED: &str =
 pub const DEEP_CONTRADICTION: &str =
     "......3.......2...........4...5..83....83.5..7..........1.........4..............";
 
+/// Runs `sudoku` with `args` and then a file holding `input` (named after
+/// `tag`), as a user runs it on a file; the run is killed and the test
+/// fails when it takes over a minute.
+pub fn sudoku_on_file(tag: &str, args: &[&str], input: &str) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let path = std::env::temp_dir().join(format!("sudoku-{tag}-{}.txt", std::process::id()));
+    std::fs::write(&path, input).expect("the input file is written");
+    let mut child = Command::new(sudoku_cli())
+        .args(args)
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs");
+    // Read as it comes, so a full pipe never stops the run.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut all = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut all);
+            }
+            all
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the run can be waited for") {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = std::fs::remove_file(&path);
+            panic!("sudoku {args:?} was still running after a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let _ = std::fs::remove_file(&path);
+    std::process::Output {
+        status,
+        stdout: stdout.join().expect("stdout is read"),
+        stderr: stderr.join().expect("stderr is read"),
+    }
+}
+
 /// The `sudoku` command to run: the one `SUDOKU_TEST_CLI` names, else the
 /// one in this test binary's target directory and profile. That is another
 /// crate's binary (crates/cli), which `cargo test` at the root builds (with

@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+pub mod json;
 pub mod sized;
 pub mod text;
 pub mod validate;

@@ -6,11 +6,13 @@
 //!   characters is ignored (ratings, comments).
 //! - 9-line blocks: one row per line, 9 cells separated by spaces or not,
 //!   '.' or '0' for blanks; `|`, `-` and `+` box rulers are ignored.
-//! - Bracketed boards, as in `[["5","3",".",...],...]`, on one line or one
-//!   row per line.
+//! - JSON boards, as in `[["5","3",".",...],...]` or `[[5,3,0,...],...]`,
+//!   laid out in any way, one after another or in one array of boards:
+//!   see [`super::json`].
 //!
 //! Lines starting with '#' and blank lines are skipped.
 
+use super::json::{self, Piece, Scanner};
 use super::{CELLS, Grid};
 
 /// The shape a puzzle was written in; solutions are written back in it.
@@ -23,8 +25,9 @@ pub enum Format {
         /// Cells separated by spaces.
         spaced: bool,
     },
-    /// A bracketed board of quoted digits on one line.
-    Bracketed,
+    /// A JSON board, cells as integers or strings as it was written; an
+    /// answer is written on one line.
+    Json(json::Style),
 }
 
 /// One puzzle read from the input.
@@ -43,7 +46,7 @@ pub struct Entry {
     /// True when the reader checked the givens while reading them and they
     /// keep the rules (no digit twice in a row, column or box), so
     /// [`Grid::check_givens`] would return `Ok`. False when they do not, or
-    /// when it did not look (9-line and bracketed boards): the caller
+    /// when it did not look (9-line grids and JSON boards): the caller
     /// checks those itself.
     pub givens_ok: bool,
 }
@@ -118,6 +121,8 @@ pub struct Reader<R> {
     done: bool,
     /// Keep `raw` of sound puzzles too (see [`Reader::raw_of_failures_only`]).
     raw_of_all: bool,
+    /// JSON boards; off between them.
+    json: Scanner,
 }
 
 impl<R: std::io::Read> Reader<R> {
@@ -131,6 +136,7 @@ impl<R: std::io::Read> Reader<R> {
             ready: std::collections::VecDeque::with_capacity(2),
             done: false,
             raw_of_all: true,
+            json: Scanner::new(),
         }
     }
 
@@ -242,9 +248,37 @@ impl<R: std::io::Read> Reader<R> {
         });
     }
 
+    /// The entry of a JSON board: a 9x9 grid, or why not.
+    fn json_entry(&mut self, piece: Piece) -> Entry {
+        let Piece { line, raw, board } = piece;
+        let (puzzle, format) = match board {
+            Ok(b) => (
+                grid_of_board(&b.values, b.side, line),
+                Format::Json(b.style),
+            ),
+            Err(e) => (Err(e), Format::Json(NO_STYLE)),
+        };
+        Entry {
+            line,
+            format,
+            puzzle,
+            raw,
+            givens_ok: false,
+        }
+    }
+
     /// Reads lines until at least one entry is ready or the input ends.
     fn advance(&mut self) -> std::io::Result<()> {
         while self.ready.is_empty() {
+            // A JSON board is read as bytes, not lines: its layout is free.
+            if self.json.is_on() || json::starts(&mut self.inner)? {
+                self.flush_block();
+                if let Some(p) = self.json.next(&mut self.inner, &mut self.line_no)? {
+                    let e = self.json_entry(p);
+                    self.ready.push_back(e);
+                }
+                continue;
+            }
             let Some(len) = read_line(&mut self.inner, &mut self.buf, MAX_LINE)? else {
                 self.flush_block();
                 self.done = true;
@@ -314,6 +348,16 @@ impl<R: std::io::Read> Reader<R> {
         if line.starts_with('#') {
             return;
         }
+        if line.starts_with('[') {
+            // A JSON board whose start the buffer did not show whole.
+            self.flush_block();
+            let mut before = n - 1;
+            for p in self.json.feed_line(raw_line.as_bytes(), &mut before) {
+                let e = self.json_entry(p);
+                self.ready.push_back(e);
+            }
+            return;
+        }
         // An 81-character line; anything after it is commentary. Cells are
         // ASCII, so bytes and characters agree up to the 82nd.
         let bytes = line.as_bytes();
@@ -335,8 +379,7 @@ impl<R: std::io::Read> Reader<R> {
             });
             return;
         }
-        // Otherwise a row (or a whole bracketed board) of cells with separators.
-        let bracketed = line.starts_with('[') || line.starts_with('"');
+        // Otherwise a row (or a whole line) of cells with separators.
         let mut cells = [0u8; CELLS];
         let mut count = 0usize;
         let mut tokens = 0usize;
@@ -353,7 +396,7 @@ impl<R: std::io::Read> Reader<R> {
                 tokens += 1;
             } else if c.is_whitespace() {
                 spaced = true;
-            } else if !matches!(c, '|' | '-' | '+' | ',' | '"' | '\'' | '[' | ']') {
+            } else if !matches!(c, '|' | '-' | '+' | ',') {
                 tokens += 1;
                 bad.get_or_insert((indent + col + 1, c));
             }
@@ -371,11 +414,7 @@ impl<R: std::io::Read> Reader<R> {
                 self.flush_block();
                 self.ready.push_back(Entry {
                     line: n,
-                    format: if bracketed {
-                        Format::Bracketed
-                    } else {
-                        Format::Line
-                    },
+                    format: Format::Line,
                     puzzle: Ok(Grid(cells)),
                     raw: raw_line.to_string(),
                     givens_ok: false,
@@ -387,11 +426,7 @@ impl<R: std::io::Read> Reader<R> {
                     rows: 0,
                     cells: [0; CELLS],
                     raw: String::new(),
-                    format: if bracketed {
-                        Format::Bracketed
-                    } else {
-                        Format::Grid { spaced }
-                    },
+                    format: Format::Grid { spaced },
                     error: None,
                 });
                 let r = b.rows;
@@ -432,6 +467,28 @@ impl<R: std::io::Read> Iterator for Reader<R> {
         }
         self.ready.pop_front().map(Ok)
     }
+}
+
+/// The style of a board that could not be read.
+const NO_STYLE: json::Style = json::Style {
+    ints: false,
+    flat: false,
+    blank: json::Blank::Dot,
+};
+
+/// The 9x9 grid of a JSON board's `values`, read from line `line`.
+fn grid_of_board(values: &[u32], side: usize, line: usize) -> Result<Grid, String> {
+    if side != 9 {
+        return Err(format!(
+            "line {line}: a JSON board of side {side}; expected 9 rows of 9 cells"
+        ));
+    }
+    // The JSON reader let no value above the side through.
+    let mut cells = [0u8; CELLS];
+    for (&v, c) in values.iter().zip(&mut cells) {
+        *c = v as u8;
+    }
+    Ok(Grid(cells))
 }
 
 fn is_cell_byte(b: u8) -> bool {
@@ -503,27 +560,7 @@ pub fn write_grid(grid: &Grid, format: Format) -> String {
             }
             s
         }
-        Format::Bracketed => {
-            let mut s = String::with_capacity(400);
-            s.push('[');
-            for r in 0..9 {
-                if r > 0 {
-                    s.push(',');
-                }
-                s.push('[');
-                for c in 0..9 {
-                    if c > 0 {
-                        s.push(',');
-                    }
-                    s.push('"');
-                    s.push(digit(grid.0[r * 9 + c]));
-                    s.push('"');
-                }
-                s.push(']');
-            }
-            s.push(']');
-            s
-        }
+        Format::Json(style) => json::write_board(&grid.0, 9, style),
     }
 }
 
@@ -573,26 +610,107 @@ mod tests {
         );
     }
 
+    /// The rows of LINE as JSON arrays, cells written by `cell`.
+    fn json_rows(cell: impl Fn(char) -> String) -> Vec<String> {
+        (0..9)
+            .map(|r| {
+                let cells: Vec<String> = LINE[r * 9..r * 9 + 9].chars().map(&cell).collect();
+                format!("[{}]", cells.join(","))
+            })
+            .collect()
+    }
+
     #[test]
     fn bracketed_board() {
+        let rows = json_rows(|c| format!("\"{c}\""));
+        let one_line = format!("[{}]", rows.join(","));
+        let e = read_puzzles(&one_line);
+        assert!(matches!(e[0].format, Format::Json(s) if !s.ints && !s.flat));
+        let g = e[0].puzzle.clone().unwrap();
+        assert_eq!(g.to_text(), LINE);
+        assert_eq!(write_grid(&g, e[0].format), one_line);
+        let multi = read_puzzles(&format!("[\n{}\n]", rows.join(",\n")));
+        assert_eq!(multi.len(), 1);
+        assert_eq!(multi[0].puzzle.clone().unwrap().to_text(), LINE);
+    }
+
+    /// `json.dumps(board, indent=2)`: one cell per line. It read as nine
+    /// errors, one per row, before boards went to a JSON parser.
+    #[test]
+    fn a_pretty_printed_json_board_is_one_puzzle() {
         let rows: Vec<String> = (0..9)
             .map(|r| {
                 let cells: Vec<String> = LINE[r * 9..r * 9 + 9]
                     .chars()
-                    .map(|c| format!("\"{c}\""))
+                    .map(|c| format!("    \"{c}\""))
                     .collect();
-                format!("[{}]", cells.join(","))
+                format!("  [\n{}\n  ]", cells.join(",\n"))
             })
             .collect();
-        let one_line = format!("[{}]", rows.join(","));
-        let e = read_puzzles(&one_line);
-        assert_eq!(e[0].format, Format::Bracketed);
+        let pretty = format!("[\n{}\n]", rows.join(",\n"));
+        let e = read_puzzles(&format!("# pretty\n{pretty}\n{pretty}\n{LINE}\n"));
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert_eq!((e[0].line, e[1].line, e[2].line), (2, 103, 204));
+        for x in &e[..2] {
+            assert_eq!(x.puzzle.as_ref().map(Grid::to_text), Ok(LINE.to_string()));
+            assert_eq!(x.raw, pretty);
+        }
+        assert_eq!(e[2].format, Format::Line);
+    }
+
+    /// `[[5,3,0,...]]` came back as `[["5","3",...]]`.
+    #[test]
+    fn an_integer_board_is_written_back_in_integers() {
+        let rows = json_rows(|c| if c == '.' { "0".into() } else { c.into() });
+        let board = format!("[{}]", rows.join(", "));
+        let e = read_puzzles(&board);
+        assert_eq!(e.len(), 1);
+        let Format::Json(style) = e[0].format else {
+            panic!("{e:?}")
+        };
+        assert!(style.ints);
         let g = e[0].puzzle.clone().unwrap();
         assert_eq!(g.to_text(), LINE);
-        assert_eq!(write_grid(&g, Format::Bracketed), one_line);
-        let multi = read_puzzles(&format!("[\n{}\n]", rows.join(",\n")));
-        assert_eq!(multi.len(), 1);
-        assert_eq!(multi[0].puzzle.clone().unwrap().to_text(), LINE);
+        assert_eq!(write_grid(&g, e[0].format), board.replace(' ', ""));
+        // Strings with "0" or "." blanks keep their blank; Python's quotes
+        // read as JSON's.
+        for (blank, quote) in [('0', '"'), ('.', '"'), ('0', '\'')] {
+            let rows = json_rows(|c| format!("{quote}{}{quote}", if c == '.' { blank } else { c }));
+            let board = format!("[{}]", rows.join(","));
+            let e = read_puzzles(&board);
+            let g = e[0].puzzle.clone().unwrap();
+            assert_eq!(
+                write_grid(&g, e[0].format),
+                board.replace('\'', "\""),
+                "{board}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_array_of_boards_and_faults_in_json() {
+        let rows = json_rows(|c| if c == '.' { "0".into() } else { c.into() });
+        let board = format!("[{}]", rows.join(","));
+        let text = format!(
+            "[{board}, {board}]\n{LINE}\n[\n  {board},\n  {board}\n]\n[[1,2,3,4],[1,2,3,4],[1,2,3,4],[1,2,3,4]]\n{}\n",
+            board.replacen('5', "10", 1)
+        );
+        let e = read_puzzles(&text);
+        assert_eq!(e.len(), 7, "{e:?}");
+        assert_eq!(
+            e.iter().map(|x| x.line).collect::<Vec<_>>(),
+            [1, 1, 2, 4, 5, 7, 8]
+        );
+        assert!(e[..5].iter().all(|x| x.puzzle.is_ok()), "{e:?}");
+        assert_eq!(
+            e[5].puzzle,
+            Err("line 7: a JSON board of side 4; expected 9 rows of 9 cells".into())
+        );
+        assert_eq!(
+            e[6].puzzle,
+            Err("line 8: row 1, column 1: 10 is not a value of a 9x9 board".into())
+        );
+        assert_eq!(e[6].raw, board.replacen('5', "10", 1));
     }
 
     #[test]
