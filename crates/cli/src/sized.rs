@@ -25,7 +25,7 @@ pub(super) enum Size {
     Given(Shape),
     /// `--box auto`: the squarest box for the first record's side.
     Auto,
-    /// No `--box`: what [`sniff`] found in the first record.
+    /// No `--box`: what [`sniff`](crate::sized_text::sniff) found in the first record.
     Sniffed(Sniffed),
 }
 
