@@ -35,7 +35,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{}  {}  {rating}",
             solution.to_text(),
-            if unique { "unique" } else { "several solutions" }
+            if unique {
+                "unique"
+            } else {
+                "several solutions"
+            }
         );
     }
     Ok(())
