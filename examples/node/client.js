@@ -90,7 +90,7 @@ const BATCH = [
   '6.....8.3.4.7.................5.4.7.3..2.....1.6.......2.....5.....8.6......1....',
   PUZZLE,
 ];
-const CLASHING = '5.......5' + '.'.repeat(72); // two 5s in row 0
+const CLASHING = '5.......5' + '.'.repeat(72); // two 5s in row 1
 
 function deadline(seconds) {
   return new Date(Date.now() + seconds * 1000);
@@ -256,7 +256,7 @@ async function main() {
   const rejected = results.get('99');
   check(rejected && rejected.result === 'error', 'item 99 should carry an error');
   check(rejected.error.code === grpc.status.INVALID_ARGUMENT, `item 99 code ${rejected.error.code}`);
-  check(/row 0/.test(rejected.error.message), `item 99 message ${rejected.error.message}`);
+  check(/twice in row 1:/.test(rejected.error.message), `item 99 message ${rejected.error.message}`);
   console.log(`ok: SolveBatch -> ${items.length} solved; item 99: ${rejected.error.message}`);
 
   // A Solve error carries its status code and message, and a BadRequest
@@ -266,8 +266,7 @@ async function main() {
   let [v] = fieldViolations(clash);
   check(v.field === 'puzzle', `clash field ${v.field}`);
   check(
-    v.description.includes('cell 0 (row 0, column 0)') &&
-      v.description.includes('cell 8 (row 0, column 8)'),
+    v.description.includes('at row 1, column 1 and row 1, column 9'),
     `clash description ${v.description}`,
   );
   console.log(`ok: INVALID_ARGUMENT BadRequest: ${v.field}: ${v.description}`);
@@ -283,7 +282,7 @@ async function main() {
   [v] = fieldViolations(badCharError);
   check(v.field === 'puzzle.text', `bad char field ${v.field}`);
   check(
-    v.description.includes("'x'") && v.description.includes('cell 10 (row 1, column 1)'),
+    v.description.includes("'x'") && v.description.includes('row 2, column 2'),
     `bad char description ${v.description}`,
   );
   console.log(`ok: INVALID_ARGUMENT BadRequest: ${v.field}: ${v.description}`);

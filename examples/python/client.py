@@ -98,7 +98,7 @@ BATCH_PUZZLES = [
     "52...6.........7.13...........4..8..6......5...........418.........3..2...87.....",
     "6.....8.3.4.7.................5.4.7.3..2.....1.6.......2.....5.....8.6......1....",
 ]
-# Two 5s in row 0 (cells (0, 0) and (0, 8)): the givens break the rules.
+# Two 5s in row 1 (cells 0 and 8, r1c1 and r1c9): the givens break the rules.
 CLASHING = "5.......5" + "." * 72
 
 
@@ -270,8 +270,7 @@ def demo_bad_request(pb, stub):
     # Givens that clash: the description names both cells.
     (v,) = violations_for(pb.Grid(text=CLASHING))
     check(v.field == "puzzle", f"clash field {v.field!r}")
-    check("cell 0 (row 0, column 0)" in v.description
-          and "cell 8 (row 0, column 8)" in v.description,
+    check("at row 1, column 1 and row 1, column 9" in v.description,
           f"clash description {v.description!r}")
     print(f"ok: INVALID_ARGUMENT BadRequest: {v.field}: {v.description}")
 
@@ -279,7 +278,7 @@ def demo_bad_request(pb, stub):
     bad_char = PUZZLE[:10] + "x" + PUZZLE[11:]
     (v,) = violations_for(pb.Grid(text=bad_char))
     check(v.field == "puzzle.text", f"bad char field {v.field!r}")
-    check("'x'" in v.description and "cell 10 (row 1, column 1)" in v.description,
+    check("'x'" in v.description and "row 2, column 2" in v.description,
           f"bad char description {v.description!r}")
     print(f"ok: INVALID_ARGUMENT BadRequest: {v.field}: {v.description}")
 

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sudoku_core::puzzle::{CELLS, Grid, GridError};
+use sudoku_core::puzzle::{CELLS, Grid, PuzzleError};
 use sudoku_grpc_fuzz::conflict_free;
 
 fuzz_target!(|data: &[u8]| {
@@ -28,15 +28,15 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(g.check_givens().is_ok(), conflict_free(&g));
             assert_eq!(g.givens(), values.iter().filter(|&&v| v != 0).count());
         }
-        Err(GridError::WrongCount { found }) => {
+        Err(PuzzleError::WrongCount { found, .. }) => {
             assert_eq!(found, values.len());
             assert_ne!(found, CELLS);
         }
-        Err(GridError::OutOfRange { cell, value }) => {
+        Err(PuzzleError::OutOfRange { at, value, .. }) => {
             assert_eq!(values.len(), CELLS);
-            assert_eq!(values[cell.0], value);
+            assert_eq!(values[at.index], value);
             assert!(value > 9);
-            assert!(values[..cell.0].iter().all(|&v| v <= 9));
+            assert!(values[..at.index].iter().all(|&v| v <= 9));
         }
         Err(e) => panic!("from_cells gave {e:?}"),
     }

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sudoku_core::puzzle::{CELLS, Grid, GridError};
+use sudoku_core::puzzle::{CELLS, Grid, PuzzleError};
 use sudoku_grpc_fuzz::conflict_free;
 
 fuzz_target!(|data: &[u8]| {
@@ -22,32 +22,32 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(t, g.to_string());
             match g.check_givens() {
                 Ok(()) => assert!(conflict_free(&g)),
-                Err(GridError::Conflict {
+                Err(PuzzleError::Conflict {
                     first,
                     second,
-                    digit,
+                    value,
                     ..
                 }) => {
                     assert!(!conflict_free(&g));
-                    assert!(first.0 < second.0 && second.0 < CELLS);
-                    assert_eq!((g.0[first.0], g.0[second.0]), (digit, digit));
+                    assert!(first.index < second.index && second.index < CELLS);
+                    assert_eq!((g.0[first.index], g.0[second.index]), (value, value));
                 }
                 Err(e) => panic!("check_givens gave {e:?}"),
             }
         }
-        Err(GridError::WrongLength { found }) => {
+        Err(PuzzleError::WrongLength { found, .. }) => {
             assert_eq!(found, chars.len());
             assert_ne!(found, CELLS);
         }
-        Err(GridError::BadChar { cell, ch }) => {
+        Err(e @ PuzzleError::BadChar { at, ch, .. }) => {
             assert_eq!(chars.len(), CELLS);
-            assert_eq!(chars[cell.0], ch, "BadChar points at the wrong cell");
+            assert_eq!(chars[at.index], ch, "BadChar points at the wrong cell");
             assert!(!ok_chars(&ch));
             assert!(
-                chars[..cell.0].iter().all(ok_chars),
+                chars[..at.index].iter().all(ok_chars),
                 "not the first bad char"
             );
-            let _ = GridError::BadChar { cell, ch }.to_string();
+            let _ = e.to_string();
         }
         Err(e) => panic!("from_text gave {e:?}"),
     }

@@ -14,19 +14,21 @@ use tracing::Instrument;
 use super::budget::{AnswerCharge, Charge, Purpose, Share};
 use super::convert::{
     AnyGrid, Form, HINT_ANSWER_BYTES, Job, MAX_LISTED_CONFLICTS, RATE_ANSWER_BYTES, SizedJob,
-    cells_to_pb, conflicts_to_pb, deadline_of, parse_any, parse_candidates, parse_generate,
-    parse_grid, parse_limit, rating_to_pb, read_any, read_grid, sized_conflicts_to_pb,
-    sized_stuck_cells, step_to_pb, validate_answer_bound,
+    cells_to_pb, conflicts_to_pb, deadline_of, nine_only, parse_any, parse_candidates,
+    parse_generate, parse_limit, rating_to_pb, read_any, sized_conflicts_to_pb, sized_stuck_cells,
+    step_to_pb, validate_answer_bound,
 };
 use super::generate::GenerateStream;
 use super::schedule::count_failure;
-use super::status::{Failure, Wrong, violation, violation_of};
+use super::status::{Failure, violation};
 use super::stream::{ANSWER_OVER_GRID_BYTES, BatchStream, SolveStream};
 use super::{Sudoku, Tenant};
 use crate::pb::{self, sudoku_service_server::SudokuService};
 use crate::telemetry::traces;
 use sudoku_core::logic::{self, Candidates};
-use sudoku_core::puzzle::sized::SizedGrid;
+use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::error::check_kept;
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::puzzle::validate;
 
 impl Sudoku {
@@ -63,57 +65,67 @@ impl Sudoku {
         }
     }
 
-    /// Validate for a grid of a size other than 9x9: the same answer,
-    /// from the sized grid's own scans and the sized engine.
-    async fn validate_sized(
+    /// Answers one Validate request, at any shape. Conflicts and cells
+    /// without a candidate are found by scans of the grid; the solutions
+    /// are counted, up to 2, as Solve counts them, unless the givens
+    /// already rule a solution out. A current grid must have the puzzle's
+    /// shape and keep its givens.
+    async fn validate_unary(
         &self,
-        puzzle: SizedGrid,
-        form: Form,
-        current: Option<&pb::Grid>,
+        request: &pb::ValidateRequest,
         deadline: Option<Instant>,
         tenant: Tenant,
         share: Option<&Share>,
     ) -> Result<pb::ValidateResponse, Failure> {
-        let current = match current {
+        if self.shared.shutdown.is_cancelled() {
+            return Err(Failure::ShuttingDown);
+        }
+        let puzzle = read_any(request.puzzle.as_ref(), "puzzle")?;
+        let current = match request.current.as_ref() {
             None => None,
-            Some(c) => match read_any(Some(c), "current")? {
-                AnyGrid::Sized(current, _) if current.shape() == puzzle.shape() => {
-                    let changed = puzzle
-                        .values()
-                        .iter()
-                        .zip(current.values())
-                        .position(|(&g, &v)| g != 0 && g != v);
-                    if let Some(i) = changed {
-                        let n = puzzle.shape().side();
-                        let found = match current.values()[i] {
-                            0 => "a blank".to_string(),
-                            v => v.to_string(),
-                        };
-                        return Err(violation(
-                            "current",
-                            format!(
-                                "the current grid changes a given: cell {i} (row {}, column {}) \
-                                 holds {found} where the puzzle \
-                                 gives {}",
-                                i / n,
-                                i % n,
-                                puzzle.values()[i]
-                            ),
-                        ));
-                    }
-                    Some(current)
+            Some(c) => {
+                let current = read_any(Some(c), "current")?;
+                let shape = puzzle.shape();
+                if current.shape() != shape {
+                    return Err(other_shape(shape));
                 }
-                _ => {
-                    return Err(violation(
-                        "current.box_rows",
-                        format!(
-                            "current must have the puzzle's shape, {}",
-                            puzzle.shape().describe()
-                        ),
-                    ));
-                }
-            },
+                check_kept(shape, puzzle.values(), current.values())
+                    .map_err(|e| Failure::from(e).prefixed("current"))?;
+                Some(current)
+            }
         };
+        match (puzzle, current) {
+            (AnyGrid::Nine(puzzle, form), None) => {
+                self.validate_nine(puzzle, form, None, deadline, tenant)
+                    .await
+            }
+            (AnyGrid::Nine(puzzle, form), Some(AnyGrid::Nine(current, _))) => {
+                self.validate_nine(puzzle, form, Some(current), deadline, tenant)
+                    .await
+            }
+            (AnyGrid::Sized(puzzle, form), None) => {
+                self.validate_sized(puzzle, form, None, deadline, tenant, share)
+                    .await
+            }
+            (AnyGrid::Sized(puzzle, form), Some(AnyGrid::Sized(current, _))) => {
+                self.validate_sized(puzzle, form, Some(current), deadline, tenant, share)
+                    .await
+            }
+            (puzzle, Some(_)) => Err(other_shape(puzzle.shape())),
+        }
+    }
+
+    /// Validate's answer for a grid other than 9x9, from the sized grid's
+    /// own scans and the sized engine.
+    async fn validate_sized(
+        &self,
+        puzzle: SizedGrid,
+        form: Form,
+        current: Option<SizedGrid>,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+        share: Option<&Share>,
+    ) -> Result<pb::ValidateResponse, Failure> {
         // A scan is a few passes over the grid, but a grid of 4,096 cells
         // is worth a solver thread: the scans run there, under a permit and
         // in the connection's turn, as the search after them does.
@@ -141,8 +153,8 @@ impl Sudoku {
             match pb::Outcome::try_from(answer.outcome) {
                 Ok(pb::Outcome::Solved) => {
                     response.unique = true;
-                    solution = match answer.grid.as_ref().map(|g| read_any(Some(g), "")) {
-                        Some(Ok(AnyGrid::Sized(g, _))) => Some(g),
+                    solution = match read_any(answer.grid.as_ref(), "") {
+                        Ok(AnyGrid::Sized(g, _)) => Some(g),
                         _ => None,
                     };
                     response.solution = answer.grid;
@@ -164,57 +176,15 @@ impl Sudoku {
         Ok(response)
     }
 
-    /// Answers one Validate request. Conflicts and cells without a
-    /// candidate are found here (a scan of the grid); the solutions are
-    /// counted, up to 2, as Solve counts them, unless the givens already
-    /// rule a solution out.
-    async fn validate_unary(
+    /// Validate's answer for a 9x9 grid, from the fast scans and engine.
+    async fn validate_nine(
         &self,
-        request: &pb::ValidateRequest,
+        puzzle: Grid,
+        form: Form,
+        current: Option<Grid>,
         deadline: Option<Instant>,
         tenant: Tenant,
-        share: Option<&Share>,
     ) -> Result<pb::ValidateResponse, Failure> {
-        if self.shared.shutdown.is_cancelled() {
-            return Err(Failure::ShuttingDown);
-        }
-        let (puzzle, form) = match read_any(request.puzzle.as_ref(), "puzzle")? {
-            AnyGrid::Nine(puzzle, form) => (puzzle, form),
-            AnyGrid::Sized(puzzle, form) => {
-                return self
-                    .validate_sized(
-                        puzzle,
-                        form,
-                        request.current.as_ref(),
-                        deadline,
-                        tenant,
-                        share,
-                    )
-                    .await;
-            }
-        };
-        let current = match request.current.as_ref() {
-            None => None,
-            Some(c) => {
-                let (current, _) = read_grid(Some(c), "current")?;
-                if let Some((cell, given, found)) = validate::changed_given(&puzzle, &current) {
-                    let found = match found {
-                        0 => "a blank".to_string(),
-                        d => d.to_string(),
-                    };
-                    return Err(violation_of(
-                        Wrong::ChangedGiven,
-                        "current",
-                        format!(
-                            "the current grid changes a given: {cell} holds {found} where the \
-                             puzzle gives {given}"
-                        ),
-                        vec![cell.0],
-                    ));
-                }
-                Some(current)
-            }
-        };
         // 81 cells: the scans cost what the parse did, here on the thread
         // that read the request.
         let conflicts = validate::conflicts(&puzzle, MAX_LISTED_CONFLICTS);
@@ -243,10 +213,10 @@ impl Sudoku {
             match pb::Outcome::try_from(answer.outcome) {
                 Ok(pb::Outcome::Solved) => {
                     response.unique = true;
-                    solution = answer
-                        .grid
-                        .as_ref()
-                        .and_then(|g| read_grid(Some(g), "").ok());
+                    solution = match read_any(answer.grid.as_ref(), "") {
+                        Ok(AnyGrid::Nine(g, _)) => Some(g),
+                        _ => None,
+                    };
                     response.solution = answer.grid;
                 }
                 Ok(pb::Outcome::WorkLimitReached) => response.search_complete = false,
@@ -259,7 +229,7 @@ impl Sudoku {
             response.current_conflict_count = conflicts.total;
             response.current_no_candidate_cells =
                 cells_to_pb(&validate::cells_without_candidates(&current));
-            if let Some((solution, _)) = solution {
+            if let Some(solution) = solution {
                 response.wrong_cells = cells_to_pb(&validate::wrong_cells(&current, &solution));
             }
         }
@@ -281,7 +251,7 @@ impl Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
         }
-        let (grid, form) = parse_grid(request.puzzle.as_ref(), "puzzle")?;
+        let (grid, form) = nine_only(parse_any(request.puzzle.as_ref(), "puzzle")?, "puzzle")?;
         let marks = parse_candidates(request.candidates.as_ref(), "candidates")?;
         let state = match marks {
             None => Candidates::from_grid(&grid),
@@ -382,7 +352,7 @@ impl Sudoku {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
         }
-        let (grid, form) = parse_grid(request.puzzle.as_ref(), "puzzle")?;
+        let (grid, form) = nine_only(parse_any(request.puzzle.as_ref(), "puzzle")?, "puzzle")?;
         let counted = {
             let _permit = self
                 .shared
@@ -718,6 +688,14 @@ fn scan_sized(puzzle: &SizedGrid, current: Option<&SizedGrid>) -> pb::ValidateRe
         response.current_no_candidate_cells = sized_stuck_cells(current);
     }
     response
+}
+
+/// Validate's refusal of a current grid whose shape is not the puzzle's.
+fn other_shape(shape: Shape) -> Failure {
+    violation(
+        "current.box_rows",
+        format!("current must have the puzzle's shape, {}", shape.describe()),
+    )
 }
 
 /// Records a unary search's answer on `span`: its outcome and the work it

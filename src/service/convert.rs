@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use tonic::metadata::MetadataMap;
 
-use super::status::{Failure, Violation, Wrong, grid_failure, violation, violation_of};
+use super::status::{Failure, Violation, Wrong, violation, violation_of};
 use crate::pb;
 use sudoku_core::generate::sized::SizedPuzzle;
 use sudoku_core::generate::{self, Generated, Symmetry, Target};
 use sudoku_core::logic::{Label, Rating, Step, Technique, UnitRef};
-use sudoku_core::puzzle::sized::{Shape, SizedError, SizedGrid, UnitKind};
+use sudoku_core::puzzle::sized::{Shape, SizedGrid, UnitKind};
 use sudoku_core::puzzle::validate::Conflict;
 use sudoku_core::puzzle::{CELLS, Cell, Grid, Unit};
 use sudoku_core::solver::Answer;
@@ -81,62 +81,74 @@ pub(super) enum Form {
     Cells,
 }
 
-/// Reads a 9x9 wire grid (exactly one form set) and checks its givens;
-/// for the RPCs that take 9x9 only, a grid of another box is refused
-/// naming `box_rows`.
-pub(super) fn parse_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, Form), Failure> {
-    nine_only(grid, field)?;
-    decode_grid(grid, field, true)
+/// A puzzle a request carried, of any shape: a 9x9 one goes to the fast
+/// engine, the others to the sized one.
+#[derive(Debug, Clone)]
+pub(super) enum AnyGrid {
+    Nine(Grid, Form),
+    Sized(SizedGrid, Form),
 }
 
-/// Reads a 9x9 wire grid (exactly one form set), givens that break the
-/// rules and all.
-pub(super) fn read_grid(grid: Option<&pb::Grid>, field: &str) -> Result<(Grid, Form), Failure> {
-    nine_only(grid, field)?;
-    decode_grid(grid, field, false)
+impl AnyGrid {
+    /// Its shape.
+    pub(super) fn shape(&self) -> Shape {
+        match self {
+            AnyGrid::Nine(..) => Shape::CLASSIC,
+            AnyGrid::Sized(grid, _) => grid.shape(),
+        }
+    }
+
+    /// Its values, row-major.
+    pub(super) fn values(&self) -> &[u8] {
+        match self {
+            AnyGrid::Nine(grid, _) => &grid.0,
+            AnyGrid::Sized(grid, _) => grid.values(),
+        }
+    }
 }
 
-/// Refuses a grid whose box is not 3x3.
-fn nine_only(grid: Option<&pb::Grid>, field: &str) -> Result<(), Failure> {
-    match grid.map(|g| shape_of(g, field)).transpose()?.flatten() {
-        None => Ok(()),
-        Some(shape) => Err(violation(
+/// Reads a wire grid of any shape and checks its givens.
+pub(super) fn parse_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
+    decode(grid, field, true)
+}
+
+/// Reads a wire grid of any shape, givens that break the rules and all.
+pub(super) fn read_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
+    decode(grid, field, false)
+}
+
+/// A 9x9 puzzle, for the RPCs that take 9x9 only: a grid of another shape
+/// is refused naming `box_rows`.
+pub(super) fn nine_only(grid: AnyGrid, field: &str) -> Result<(Grid, Form), Failure> {
+    match grid {
+        AnyGrid::Nine(grid, form) => Ok((grid, form)),
+        AnyGrid::Sized(grid, _) => Err(violation(
             format!("{field}.box_rows"),
             format!(
                 "this call takes 9x9 grids (3x3 boxes) only; the grid is {}",
-                shape.describe()
+                grid.shape().describe()
             ),
         )),
     }
 }
 
-fn decode_grid(
-    grid: Option<&pb::Grid>,
-    field: &str,
-    check_givens: bool,
-) -> Result<(Grid, Form), Failure> {
+/// The one decoder: a wire grid of any shape (its box, exactly one form
+/// set) into the domain puzzle, its givens checked when `check` says so.
+/// A fault is a violation of `field` (or the part of it at fault), mapped
+/// by the one status map (`From<PuzzleError> for Failure`).
+fn decode(grid: Option<&pb::Grid>, field: &str, check: bool) -> Result<AnyGrid, Failure> {
     let Some(g) = grid else {
         return Err(violation_of(
             Wrong::MalformedGrid,
             field,
-            "required: set text (81 characters) or cells (81 integers)",
+            "required: set text or cells",
             Vec::new(),
         ));
     };
-    let (parsed, form) = match (g.text.is_empty(), g.cells.is_empty()) {
-        // Read and checked in one pass over the bytes.
-        (false, true) if check_givens => (Grid::from_text_checked(&g.text), Form::Text),
-        (false, true) => (Grid::from_text(&g.text), Form::Text),
-        (true, false) => (
-            Grid::from_cells(&g.cells).and_then(|g| {
-                if check_givens {
-                    g.check_givens().map(|()| g)
-                } else {
-                    Ok(g)
-                }
-            }),
-            Form::Cells,
-        ),
+    let shape = shape_of(g, field)?;
+    let form = match (g.text.is_empty(), g.cells.is_empty()) {
+        (false, true) => Form::Text,
+        (true, false) => Form::Cells,
         (false, false) => {
             return Err(violation_of(
                 Wrong::MalformedGrid,
@@ -149,13 +161,40 @@ fn decode_grid(
             return Err(violation_of(
                 Wrong::MalformedGrid,
                 field,
-                "empty: set text (81 characters) or cells (81 integers)",
+                format!(
+                    "empty: set text ({n} characters) or cells ({n} integers)",
+                    n = shape.cells()
+                ),
                 Vec::new(),
             ));
         }
     };
-    let grid = parsed.map_err(|e| grid_failure(field, e))?;
-    Ok((grid, form))
+    let decoded = if shape == Shape::CLASSIC {
+        let grid = match form {
+            // Read and checked in one pass over the bytes.
+            Form::Text if check => Grid::from_text_checked(&g.text),
+            Form::Text => Grid::from_text(&g.text),
+            Form::Cells => Grid::from_cells(&g.cells),
+        };
+        grid.and_then(|grid| {
+            if check && form == Form::Cells {
+                grid.check_givens()?;
+            }
+            Ok(AnyGrid::Nine(grid, form))
+        })
+    } else {
+        let grid = match form {
+            Form::Text => SizedGrid::from_text(shape, &g.text),
+            Form::Cells => SizedGrid::from_cells(shape, &g.cells),
+        };
+        grid.and_then(|grid| {
+            if check {
+                grid.check_givens()?;
+            }
+            Ok(AnyGrid::Sized(grid, form))
+        })
+    };
+    decoded.map_err(|e| Failure::from(e).prefixed(field))
 }
 
 /// `grid` on the wire in `form`.
@@ -172,14 +211,6 @@ pub(super) fn grid_to_pb(grid: &Grid, form: Form) -> pb::Grid {
     }
 }
 
-/// A grid of any size a request carried: the 9x9 ones go to the fast
-/// engine, the others to the sized one.
-#[derive(Debug, Clone)]
-pub(super) enum AnyGrid {
-    Nine(Grid, Form),
-    Sized(SizedGrid, Form),
-}
-
 /// A puzzle of a size other than 9x9, validated.
 #[derive(Debug, Clone)]
 pub(super) struct SizedJob {
@@ -189,86 +220,25 @@ pub(super) struct SizedJob {
     pub(super) limit: u32,
 }
 
-/// The shape a wire grid names: `None` for 9x9 (both box fields 0, or 3
-/// and 3), which takes the fast path.
-fn shape_of(g: &pb::Grid, field: &str) -> Result<Option<Shape>, Failure> {
-    box_shape(g.box_rows, g.box_cols, &format!("{field}.box_rows"))
+/// The shape a wire grid names: 9x9 when both box fields are 0. A fault is
+/// a violation of `field`'s box fields.
+fn shape_of(g: &pb::Grid, field: &str) -> Result<Shape, Failure> {
+    box_shape(g.box_rows, g.box_cols, field)
 }
 
-/// The shape of a box of `rows` x `cols`; a fault is a violation of
-/// `field`.
-fn box_shape(rows: u32, cols: u32, field: &str) -> Result<Option<Shape>, Failure> {
+/// The shape of a box of `rows` x `cols`, 9x9 when both are 0; a fault is a
+/// violation of the `box_rows` field of `prefix` (of the request itself
+/// when it is empty).
+fn box_shape(rows: u32, cols: u32, prefix: &str) -> Result<Shape, Failure> {
     match (rows, cols) {
-        (0, 0) | (3, 3) => Ok(None),
+        (0, 0) => Ok(Shape::CLASSIC),
         (0, _) | (_, 0) => Err(violation(
-            field,
+            "box_rows",
             format!("box {rows}x{cols}: set both box_rows and box_cols, or neither (9x9)"),
-        )),
-        (r, c) => Shape::new(r as usize, c as usize)
-            .map(Some)
-            .map_err(|e| violation(field, e.to_string())),
+        )
+        .prefixed(prefix)),
+        (r, c) => Shape::new(r as usize, c as usize).map_err(|e| Failure::from(e).prefixed(prefix)),
     }
-}
-
-/// Reads a wire grid of any size and checks its givens.
-pub(super) fn parse_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
-    decode_any(grid, field, true)
-}
-
-/// Reads a wire grid of any size, givens that break the rules and all.
-pub(super) fn read_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
-    decode_any(grid, field, false)
-}
-
-fn decode_any(grid: Option<&pb::Grid>, field: &str, check: bool) -> Result<AnyGrid, Failure> {
-    let shape = match grid {
-        Some(g) => shape_of(g, field)?,
-        None => None,
-    };
-    let (Some(shape), Some(g)) = (shape, grid) else {
-        let (grid, form) = decode_grid(grid, field, check)?;
-        return Ok(AnyGrid::Nine(grid, form));
-    };
-    let (parsed, form) = match (g.text.is_empty(), g.cells.is_empty()) {
-        (false, true) => (SizedGrid::from_text(shape, &g.text), Form::Text),
-        (true, false) => (SizedGrid::from_cells(shape, &g.cells), Form::Cells),
-        (false, false) => {
-            return Err(violation(field, "set only one of text and cells, not both"));
-        }
-        (true, true) => {
-            return Err(violation(
-                field,
-                format!(
-                    "empty: set text ({n} characters) or cells ({n} integers)",
-                    n = shape.cells()
-                ),
-            ));
-        }
-    };
-    let parsed = parsed.and_then(|g| {
-        if check {
-            g.check_givens().map(|()| g)
-        } else {
-            Ok(g)
-        }
-    });
-    let grid = parsed.map_err(|e| sized_failure(field, e))?;
-    Ok(AnyGrid::Sized(grid, form))
-}
-
-/// A sized grid that could not be read, as a violation of the field (or
-/// the part of it) at fault.
-fn sized_failure(field: &str, err: SizedError) -> Failure {
-    let field = match &err {
-        SizedError::OutOfRange { at, .. } => format!("{field}.cells[{}]", at.index),
-        SizedError::WrongCount { .. } => format!("{field}.cells"),
-        SizedError::WrongLength { .. }
-        | SizedError::BadChar { .. }
-        | SizedError::TextTooLarge { .. } => format!("{field}.text"),
-        SizedError::BadShape { .. } => format!("{field}.box_rows"),
-        SizedError::Conflict { .. } => field.to_string(),
-    };
-    violation(field, err.to_string())
 }
 
 /// A sized grid on the wire in `form`, with its box.
@@ -709,7 +679,9 @@ pub(super) fn parse_generate(
         }
     };
     let (min_c, max_c) = (request.min_clues, request.max_clues);
-    let shape = box_shape(request.box_rows, request.box_cols, "box_rows")?;
+    // 3x3 is the 9x9 maker's, rated and symmetric; other boxes the sized one's.
+    let shape = Some(box_shape(request.box_rows, request.box_cols, "")?)
+        .filter(|&shape| shape != Shape::CLASSIC);
     if let Some(shape) = shape {
         let other = "sizes other than 9x9 are made unrated, without symmetry, to a \
                      min_clues floor only";
@@ -964,15 +936,15 @@ mod tests {
             ..Default::default()
         };
         assert!(matches!(
-            parse_grid(Some(&both), "puzzle"),
+            parse_any(Some(&both), "puzzle"),
             Err(Failure::Invalid(_))
         ));
         assert!(matches!(
-            parse_grid(Some(&pb::Grid::default()), "puzzle"),
+            parse_any(Some(&pb::Grid::default()), "puzzle"),
             Err(Failure::Invalid(_))
         ));
         assert!(matches!(
-            parse_grid(None, "puzzle"),
+            parse_any(None, "puzzle"),
             Err(Failure::Invalid(_))
         ));
     }

@@ -1,6 +1,8 @@
 //! Every way a call, or an item of a batch, can fail, and the one map from
-//! a failure to the gRPC status a client sees. The map is an exhaustive
-//! `match`: a new failure does not compile until someone decides its code.
+//! a failure to the gRPC status a client sees, with the one map from a
+//! puzzle's fault at any shape ([`PuzzleError`]) to a failure. Both are
+//! exhaustive `match`es: a new failure does not compile until someone
+//! decides its code and reason.
 //!
 //! Beside its code, every status but CANCELLED carries a google.rpc.ErrorInfo
 //! (AIP-193): a stable UPPER_SNAKE `reason` in the domain [`ERROR_DOMAIN`],
@@ -16,7 +18,7 @@ use tonic::metadata::MetadataValue;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use sudoku_core::puzzle::GridError;
+use sudoku_core::puzzle::PuzzleError;
 
 /// What an overloaded server asks retrying clients to wait, in
 /// milliseconds (`grpc-retry-pushback-ms` on RESOURCE_EXHAUSTED).
@@ -56,7 +58,7 @@ pub(super) struct Violation {
     pub(super) field: String,
     pub(super) description: String,
     pub(super) wrong: Wrong,
-    /// The cells at fault (indexes 0-80), when the field is a grid.
+    /// The cells at fault (row-major indexes from 0), when the field is a grid.
     pub(super) cells: Vec<usize>,
 }
 
@@ -228,13 +230,20 @@ fn with_reason(code: Code, message: String, reason: &str, metadata: &[(&str, Str
 }
 
 impl Failure {
-    /// The same failure with `prefix.` before each field path, for items of a batch.
+    /// The same failure with `prefix.` before each field path: for the
+    /// fields of a grid, and for items of a batch. An empty field becomes
+    /// `prefix` itself; an empty prefix changes nothing.
     pub(super) fn prefixed(self, prefix: &str) -> Failure {
+        let join = |field: String| match (prefix.is_empty(), field.is_empty()) {
+            (true, _) => field,
+            (false, true) => prefix.to_string(),
+            (false, false) => format!("{prefix}.{field}"),
+        };
         match self {
             Failure::Invalid(vs) => Failure::Invalid(
                 vs.into_iter()
                     .map(|v| Violation {
-                        field: format!("{prefix}.{}", v.field),
+                        field: join(v.field),
                         ..v
                     })
                     .collect(),
@@ -264,27 +273,38 @@ pub(super) fn violation_of(
     }])
 }
 
-/// A grid that could not be read, as a violation of the field (or the part
-/// of it) at fault.
-pub(super) fn grid_failure(field: &str, err: GridError) -> Failure {
-    let (field, wrong, cells) = match &err {
-        GridError::OutOfRange { cell, .. } => (
-            format!("{field}.cells[{}]", cell.0),
-            Wrong::MalformedGrid,
-            vec![cell.0],
-        ),
-        GridError::WrongCount { .. } => (format!("{field}.cells"), Wrong::MalformedGrid, vec![]),
-        GridError::WrongLength { .. } => (format!("{field}.text"), Wrong::MalformedGrid, vec![]),
-        GridError::BadChar { cell, .. } => {
-            (format!("{field}.text"), Wrong::MalformedGrid, vec![cell.0])
-        }
-        GridError::Conflict { first, second, .. } => (
-            field.to_string(),
-            Wrong::ConflictingGivens,
-            vec![first.0, second.0],
-        ),
-    };
-    violation_of(wrong, field, err.to_string(), cells)
+/// The one map from a puzzle's fault, at any shape, to the violation a
+/// client sees: the reason, the cells at fault (indexes from 0, as the
+/// wire's), and the field relative to the grid (`text`, `cells[17]`, or the
+/// grid itself, ""), which [`Failure::prefixed`] puts under the grid's own
+/// field. Exhaustive: a new fault does not compile until it has its reason.
+impl From<PuzzleError> for Failure {
+    fn from(err: PuzzleError) -> Failure {
+        let (field, wrong, cells) = match &err {
+            PuzzleError::BadShape { .. } => ("box_rows".to_string(), Wrong::InvalidField, vec![]),
+            PuzzleError::TextTooLarge { .. } | PuzzleError::WrongLength { .. } => {
+                ("text".to_string(), Wrong::MalformedGrid, vec![])
+            }
+            PuzzleError::BadChar { at, .. } => {
+                ("text".to_string(), Wrong::MalformedGrid, vec![at.index])
+            }
+            PuzzleError::WrongCount { .. } => ("cells".to_string(), Wrong::MalformedGrid, vec![]),
+            PuzzleError::OutOfRange { at, .. } => (
+                format!("cells[{}]", at.index),
+                Wrong::MalformedGrid,
+                vec![at.index],
+            ),
+            PuzzleError::Conflict { first, second, .. } => (
+                String::new(),
+                Wrong::ConflictingGivens,
+                vec![first.index, second.index],
+            ),
+            PuzzleError::ChangedGiven { at, .. } => {
+                (String::new(), Wrong::ChangedGiven, vec![at.index])
+            }
+        };
+        violation_of(wrong, field, err.to_string(), cells)
+    }
 }
 
 /// The google.rpc.Status a per-item failure travels as: the same code,
@@ -367,13 +387,14 @@ mod tests {
 
     #[test]
     fn a_batch_item_keeps_its_cells_under_the_prefixed_field() {
-        let clash = GridError::Conflict {
+        let clash = PuzzleError::Conflict {
             unit: sudoku_core::puzzle::Unit::Row(0),
-            first: sudoku_core::puzzle::Cell(0),
-            second: sudoku_core::puzzle::Cell(8),
-            digit: 5,
+            first: sudoku_core::puzzle::Cell(0).into(),
+            second: sudoku_core::puzzle::Cell(8).into(),
+            value: 5,
         };
-        let status = Status::from(grid_failure("puzzle", clash).prefixed("items[3]"));
+        let failure = Failure::from(clash).prefixed("puzzle");
+        let status = Status::from(failure.prefixed("items[3]"));
         let (reason, metadata) = reason_of(&status).unwrap();
         assert_eq!(reason, "CONFLICTING_GIVENS");
         assert_eq!(metadata["cells"], "0,8");

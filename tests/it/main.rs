@@ -8,6 +8,7 @@ mod buf;
 mod cli;
 mod codes;
 mod connections;
+mod contract;
 mod corpus;
 mod fairness;
 mod flow_control;

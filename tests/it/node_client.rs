@@ -40,11 +40,11 @@ fn node_client_talks_to_the_real_server() {
     for line in [
         "ok: Solve -> ",
         "ok: Solve (16x16, 4x4 boxes) -> solved",
-        "ok: SolveBatch -> 4 solved; item 99: items[0].puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
+        "ok: SolveBatch -> 4 solved; item 99: items[0].puzzle: 5 is given twice in row 1: at row 1, column 1 and row 1, column 9",
         "ok: Solve(clashing) -> INVALID_ARGUMENT",
-        "ok: INVALID_ARGUMENT BadRequest: puzzle: cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
+        "ok: INVALID_ARGUMENT BadRequest: puzzle: 5 is given twice in row 1: at row 1, column 1 and row 1, column 9",
         "ok: INVALID_ARGUMENT ErrorInfo: CONFLICTING_GIVENS sudoku.v1 cells=0,8",
-        "ok: INVALID_ARGUMENT BadRequest: puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
+        "ok: INVALID_ARGUMENT BadRequest: puzzle.text: row 2, column 2: unexpected character 'x'",
         "ok: INVALID_ARGUMENT ErrorInfo: MALFORMED_GRID sudoku.v1 cells=10",
         "ok: Validate(clashing) -> conflict 0/8 in UNIT_KIND_ROW 0",
         "ok: Hint -> ",
@@ -92,7 +92,7 @@ fn grpc_web_endpoint_from_node() {
     for line in [
         "ok: Solve -> 534678912672195348198342567859761423426853791713924856961537284287419635345286179",
         "ok: grpc-accept-encoding: gzip,zstd,identity",
-        "ok: malformed -> INVALID_ARGUMENT puzzle.text: cell 10 (row 1, column 1): unexpected character 'x'",
+        "ok: malformed -> INVALID_ARGUMENT puzzle.text: row 2, column 2: unexpected character 'x'",
         "[MALFORMED_GRID cells=10]",
         "[CONFLICTING_GIVENS cells=0,8]",
         "all checks passed",

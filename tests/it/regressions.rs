@@ -1,8 +1,9 @@
 //! Inputs found while fuzzing (fuzz/) that broke a property, each pinned by
 //! a test named after the bug.
 
+use sudoku_core::puzzle::sized::Shape;
 use sudoku_core::puzzle::text::read_puzzles;
-use sudoku_core::puzzle::{Cell, Grid, GridError};
+use sudoku_core::puzzle::{Cell, Grid, PuzzleError};
 
 /// fuzz target grid_text: 73 characters that take 81 bytes in UTF-8 (the
 /// fuzzer's invalid bytes became U+FFFD). `from_text` took the 81-byte
@@ -16,14 +17,20 @@ fn from_text_81_bytes_of_fewer_characters_is_wrong_length() {
     assert_eq!(fuzzed.len(), 81);
     assert_eq!(
         Grid::from_text(&fuzzed),
-        Err(GridError::WrongLength { found: 73 })
+        Err(PuzzleError::WrongLength {
+            shape: Shape::CLASSIC,
+            found: 73
+        })
     );
     // The same with a character people type: 'é' is two bytes.
     let accented = format!("é{}", ".".repeat(79));
     assert_eq!(accented.len(), 81);
     assert_eq!(
         Grid::from_text(&accented),
-        Err(GridError::WrongLength { found: 80 })
+        Err(PuzzleError::WrongLength {
+            shape: Shape::CLASSIC,
+            found: 80
+        })
     );
 }
 
@@ -34,8 +41,9 @@ fn from_text_bad_char_is_the_first_bad_character() {
     let text = format!("x{}é", ".".repeat(79));
     assert_eq!(
         Grid::from_text(&text),
-        Err(GridError::BadChar {
-            cell: Cell(0),
+        Err(PuzzleError::BadChar {
+            shape: Shape::CLASSIC,
+            at: Cell(0).into(),
             ch: 'x'
         })
     );
@@ -80,8 +88,9 @@ fn check_givens_value_above_9_is_out_of_range_not_a_panic() {
     let g = Grid(fuzzed.try_into().unwrap());
     assert_eq!(
         g.check_givens(),
-        Err(GridError::OutOfRange {
-            cell: Cell(46),
+        Err(PuzzleError::OutOfRange {
+            shape: Shape::CLASSIC,
+            at: Cell(46).into(),
             value: 255
         })
     );
@@ -89,7 +98,7 @@ fn check_givens_value_above_9_is_out_of_range_not_a_panic() {
     g.0[80] = 10;
     assert!(matches!(
         g.check_givens(),
-        Err(GridError::OutOfRange { value: 10, .. })
+        Err(PuzzleError::OutOfRange { value: 10, .. })
     ));
     let a = sudoku_core::solver::run(&g, 2, 1_000);
     assert_eq!((a.count, a.complete), (0, true));

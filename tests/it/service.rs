@@ -106,17 +106,17 @@ async fn malformed_puzzles_name_the_spot() {
         (
             solve_req(text(&CLASSIC[..80]), None),
             "puzzle.text",
-            "expected 81 characters, found 80",
+            "expected 81 characters for 9x9 (3x3 boxes), found 80",
         ),
         (
             solve_req(text(&format!("{CLASSIC}1")), None),
             "puzzle.text",
-            "expected 81 characters, found 82",
+            "expected 81 characters for 9x9 (3x3 boxes), found 82",
         ),
         (
             solve_req(text(&bad_char), None),
             "puzzle.text",
-            "cell 13 (row 1, column 4): unexpected character 'x'",
+            "row 2, column 5: unexpected character 'x'",
         ),
         (
             solve_req(
@@ -128,7 +128,7 @@ async fn malformed_puzzles_name_the_spot() {
                 None,
             ),
             "puzzle.cells[40]",
-            "cell 40 (row 4, column 4): value 12 is out of range",
+            "row 5, column 5: value 12 is out of range",
         ),
         (
             solve_req(
@@ -140,17 +140,17 @@ async fn malformed_puzzles_name_the_spot() {
                 None,
             ),
             "puzzle.cells",
-            "expected 81 cells, found 80",
+            "expected 81 cells for 9x9 (3x3 boxes), found 80",
         ),
         (
             solve_req(text(&"1".repeat(10_000)), None),
             "puzzle.text",
-            "expected 81 characters, found 10000",
+            "expected 81 characters for 9x9 (3x3 boxes), found 10000",
         ),
         (
             solve_req(text(&"é".repeat(81)), None),
             "puzzle.text",
-            "cell 0 (row 0, column 0): unexpected character 'é'",
+            "row 1, column 1: unexpected character 'é'",
         ),
         (solve_req(None, None), "puzzle", "required"),
         (
@@ -211,15 +211,15 @@ async fn conflicting_givens_name_both_cells_and_the_unit() {
     let cases = [
         (
             with(&[(0, '5'), (8, '5')]),
-            "cell 0 (row 0, column 0) and cell 8 (row 0, column 8) both hold 5 in row 0",
+            "5 is given twice in row 1: at row 1, column 1 and row 1, column 9",
         ),
         (
             with(&[(4, '3'), (76, '3')]),
-            "cell 4 (row 0, column 4) and cell 76 (row 8, column 4) both hold 3 in column 4",
+            "3 is given twice in column 5: at row 1, column 5 and row 9, column 5",
         ),
         (
             with(&[(60, '9'), (80, '9')]),
-            "cell 60 (row 6, column 6) and cell 80 (row 8, column 8) both hold 9 in box 8",
+            "9 is given twice in box 9: at row 7, column 7 and row 9, column 9",
         ),
     ];
     for (puzzle, expected) in cases {

@@ -276,7 +276,7 @@ async fn size_errors_name_the_field_and_the_cell() {
     t.replace_range(13..14, "7");
     let v = violations(&solve(grid(t, 2, 3)).await);
     assert_eq!(v[0].0, "puzzle.text");
-    assert!(v[0].1.contains("row 2, column 1"), "{v:?}");
+    assert!(v[0].1.contains("row 3, column 2"), "{v:?}");
     assert!(v[0].1.contains("'1'-'6'"), "{v:?}");
     // Half a box, and a box too large.
     let v = violations(&solve(grid(".".repeat(16), 2, 0)).await);

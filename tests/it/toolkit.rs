@@ -43,8 +43,8 @@ fn bad_fields(status: &tonic::Status) -> Vec<String> {
 async fn validate_answers_a_conflicting_puzzle_with_its_conflicts() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
-    // A second 5 at row 0, column 8: the classic has one at column 0 of
-    // that row, and one at row 7 of that column.
+    // A second 5 at r1c9 (cell 8): the classic has one at r1c1 of that
+    // row, and one at r8c9 of that column.
     let mut broken = CLASSIC.to_string();
     broken.replace_range(8..9, "5");
     let r = client
@@ -135,7 +135,7 @@ async fn malformed_grids_are_invalid_argument_with_bad_request_on_every_new_rpc(
         assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
         assert_eq!(bad_fields(&status), vec!["puzzle.text".to_string()]);
         assert!(
-            status.message().contains("row 1, column 4"),
+            status.message().contains("row 2, column 5"),
             "{}",
             status.message()
         );

@@ -39,13 +39,15 @@ export function toCells(line) {
   return chars.map((c) => (c === '.' || c === '0' ? '' : c));
 }
 
-/** The cells a google.rpc.BadRequest names: `cells[N]` in a field path,
- * `cell N (row R, column C)` in a description. */
+/** The cells a google.rpc.BadRequest names: `cells[N]` in a field path
+ * (from 0), `row R, column C` in a description (from 1). */
 export function cellsOfViolations(violations) {
   const cells = new Set();
   for (const v of violations) {
     for (const m of v.field.matchAll(/cells\[(\d+)\]/g)) cells.add(Number(m[1]));
-    for (const m of v.description.matchAll(/\bcell (\d+) \(row/g)) cells.add(Number(m[1]));
+    for (const m of v.description.matchAll(/\brow (\d+), column (\d+)/g)) {
+      cells.add((Number(m[1]) - 1) * 9 + Number(m[2]) - 1);
+    }
   }
   return [...cells].filter((c) => c >= 0 && c < CELLS).sort((a, b) => a - b);
 }
@@ -58,12 +60,6 @@ export function cellsOfErrorInfo(info) {
     .filter((s) => /^\d+$/.test(s))
     .map(Number)
     .filter((c) => c < CELLS);
-}
-
-/** "row R, column C" of a cell index, for players: rows and columns
- * numbered 1-9 from the top left (the server's messages count from 0). */
-export function where(cell) {
-  return `row ${Math.floor(cell / 9) + 1}, column ${(cell % 9) + 1}`;
 }
 
 /** "r1c1" of a cell index, as Hint's explanations name cells. */

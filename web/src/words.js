@@ -1,24 +1,24 @@
 // What the page says to a player when a call fails: a title and sentences
 // in a player's words (rows and columns counted from 1), and the
 // developer's details (status code, ErrorInfo reason, BadRequest fields)
-// for the "Details" toggle. The server's messages count from 0 and name
-// fields; the player never has to read them.
+// for the "Details" toggle. The server's messages count from 1, as the
+// page does, but name fields; the player never has to read them.
 
 import { Code, ConnectError } from '@connectrpc/connect';
 import { BadRequestSchema, ErrorInfoSchema } from './gen/google/rpc/error_details_pb.js';
-import { cellsOfErrorInfo, cellsOfViolations, where } from './puzzle.js';
+import { cellsOfErrorInfo, cellsOfViolations } from './puzzle.js';
 
 /** Code.InvalidArgument as "INVALID_ARGUMENT", as gRPC names codes. */
 export function codeName(code) {
   return (Code[code] ?? String(code)).replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
 }
 
-const CELL = String.raw`cell (\d+) \(row \d+, column \d+\)`;
-const BAD_CHAR = new RegExp(`${CELL}: unexpected character '((?:[^'\\\\]|\\\\.)+)'`);
-const OUT_OF_RANGE = new RegExp(`${CELL}: value (\\d+) is out of range`);
-const CLASH = new RegExp(`${CELL} and ${CELL} both hold (\\d+) in (row|column|box) (\\d+)`);
-const CHANGED = new RegExp(`changes a given: ${CELL}`);
-const LENGTH = /expected 81 (?:characters|cells), found (\d+)/;
+const AT = String.raw`(row \d+, column \d+)`;
+const BAD_CHAR = new RegExp(`${AT}: unexpected character '((?:[^'\\\\]|\\\\.)+)'`);
+const OUT_OF_RANGE = new RegExp(`${AT}: value (\\d+) is out of range`);
+const CLASH = new RegExp(`(\\d+) is given twice in ((?:row|column|box) \\d+): at ${AT} and ${AT}`);
+const CHANGED = new RegExp(`changes a given: ${AT}`);
+const LENGTH = /expected 81 (?:characters|cells) for [^,]*, found (\d+)/;
 
 /** One google.rpc.BadRequest field violation in a player's words, or null
  * when the page does not know its shape. */
@@ -27,16 +27,16 @@ export function sayViolation(v) {
   const whose = v.field.startsWith('current') ? 'Your grid' : 'That puzzle';
   let m;
   if ((m = d.match(BAD_CHAR))) {
-    return `${whose} has a character we can't read at ${where(Number(m[1]))}: '${m[2]}'`;
+    return `${whose} has a character we can't read at ${m[1]}: '${m[2]}'`;
   }
   if ((m = d.match(OUT_OF_RANGE))) {
-    return `${whose} has a number we can't use at ${where(Number(m[1]))}: ${m[2]}`;
+    return `${whose} has a number we can't use at ${m[1]}: ${m[2]}`;
   }
   if ((m = d.match(CLASH))) {
-    return `${whose} has ${m[3]} twice in ${m[4]} ${Number(m[5]) + 1}: at ${where(Number(m[1]))} and ${where(Number(m[2]))}`;
+    return `${whose} has ${m[1]} twice in ${m[2]}: at ${m[3]} and ${m[4]}`;
   }
   if ((m = d.match(CHANGED))) {
-    return `Your grid changes a digit the puzzle gives, at ${where(Number(m[1]))}`;
+    return `Your grid changes a digit the puzzle gives, at ${m[1]}`;
   }
   if ((m = d.match(LENGTH))) {
     return `${whose} has ${m[1]} cells, and a sudoku has 81 (nine rows of nine)`;

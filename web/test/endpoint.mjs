@@ -62,13 +62,13 @@ async function main() {
   check(violations.length === 1, `${violations.length} violations`);
   let [v] = violations;
   check(v.field === 'puzzle.text', `field ${v.field}`);
-  check(v.description.includes('cell 10 (row 1, column 1)'), `description ${v.description}`);
+  check(v.description.includes('row 2, column 2'), `description ${v.description}`);
   check(info.reason === 'MALFORMED_GRID' && info.metadata.cells === '10', `ErrorInfo ${JSON.stringify(info)}`);
   console.log(`ok: malformed -> INVALID_ARGUMENT ${v.field}: ${v.description} [${info.reason} cells=${info.metadata.cells}]`);
 
   ({ violations, info } = details(await refused('5' + CLASSIC.slice(1, 8) + '5' + CLASSIC.slice(9))));
   [v] = violations;
-  check(v.field === 'puzzle' && v.description.includes('cell 8 (row 0, column 8)'), `clash ${v.field}: ${v.description}`);
+  check(v.field === 'puzzle' && v.description.includes('row 1, column 9'), `clash ${v.field}: ${v.description}`);
   check(info.reason === 'CONFLICTING_GIVENS' && info.metadata.cells === '0,8', `ErrorInfo ${JSON.stringify(info)}`);
   console.log(`ok: clashing -> INVALID_ARGUMENT ${v.field}: ${v.description} [${info.reason} cells=${info.metadata.cells}]`);
 

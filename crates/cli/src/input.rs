@@ -12,7 +12,6 @@ use super::answer::{Done, Echo, Meta};
 use super::printer::Msg;
 use super::sized_text::{Sniffed, sniff};
 use super::window::Window;
-use super::words::explain;
 use sudoku_core::puzzle::Grid;
 use sudoku_core::puzzle::text::{Entry, Reader};
 
@@ -151,7 +150,7 @@ impl Records {
             // Givens the reader checked while reading need no second look.
             let checked = puzzle.and_then(|g| match givens_ok {
                 true => Ok(g),
-                false => g.check_givens().map(|()| g).map_err(|e| explain(&e)),
+                false => g.check_givens().map(|()| g).map_err(|e| e.to_string()),
             });
             match checked {
                 Ok(g) => {

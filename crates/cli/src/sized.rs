@@ -11,7 +11,7 @@ use super::answer::{Done, Outcome, write_json};
 use super::connect::{TlsArgs, connect_all};
 use super::retry::{MAX_FAILURES, MAX_OUTAGE, backoff, lost_server};
 use super::sized_text::{Layout, Records, Sniffed, needs_box, write};
-use super::words::{explain_sized, for_people, puzzles};
+use super::words::{for_people, puzzles};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::solver::Progress;
 use sudoku_core::solver::sized::SizedSolver;
@@ -140,7 +140,7 @@ pub(super) async fn run(
                 .to_string()),
             Ok(c) => SizedGrid::from_cells(shape, c)
                 .and_then(|g| g.check_givens().map(|()| g))
-                .map_err(|e| explain_sized(&e)),
+                .map_err(|e| e.to_string()),
         };
         let answer = match puzzle {
             Err(e) => Done::invalid(e),

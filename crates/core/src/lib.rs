@@ -20,7 +20,7 @@
 //! let solution = solver::solve(&puzzle).expect("this puzzle has a solution");
 //! assert!(solution.is_valid_solution() && puzzle.is_kept_by(&solution));
 //! assert!(solver::is_unique(&puzzle));
-//! # Ok::<(), sudoku_core::puzzle::GridError>(())
+//! # Ok::<(), sudoku_core::puzzle::PuzzleError>(())
 //! ```
 //!
 //! Make a new puzzle (the same one for the same seed and index), and rate

@@ -24,7 +24,7 @@
 //!
 //! let rating = logic::rate(&puzzle).expect("one solution");
 //! assert!(rating.solved && rating.label == Label::Easy);
-//! # Ok::<(), sudoku_core::puzzle::GridError>(())
+//! # Ok::<(), sudoku_core::puzzle::PuzzleError>(())
 //! ```
 
 mod candidates;
@@ -35,7 +35,7 @@ use std::str::FromStr;
 
 pub use candidates::Candidates;
 
-use crate::puzzle::{Grid, GridError};
+use crate::puzzle::{Grid, PuzzleError};
 use crate::solver;
 
 /// A solving technique, in the order [`hint`] tries them (easiest first).
@@ -351,7 +351,7 @@ pub struct Rating {
 pub enum LogicError {
     /// Occurs when the givens break the rules (a digit twice in a unit).
     #[error("{0}")]
-    Invalid(GridError),
+    Invalid(PuzzleError),
     /// Occurs when the puzzle has no solution.
     #[error("the puzzle has no solution")]
     NoSolution,

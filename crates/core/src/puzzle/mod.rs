@@ -1,16 +1,21 @@
 //! The puzzle as a value: parsing the two wire forms, formatting, and checking
-//! that the givens keep the rules. Errors say where: cell index, (row, column)
-//! and the offending character or value. The text formats people write
-//! puzzles in, several to a file, are in [`text`].
+//! that the givens keep the rules. Errors ([`PuzzleError`], one type for
+//! every shape) say where: the cell (its index, and its row and column,
+//! printed from 1) and the offending character or value. The text formats
+//! people write puzzles in, several to a file, are in [`text`].
 //!
 //! Imports nothing from the rest of the crate.
 
 use std::fmt;
 
+pub mod error;
 pub mod json;
 pub mod sized;
 pub mod text;
 pub mod validate;
+
+pub use error::{At, PuzzleError};
+use sized::{Shape, UnitKind};
 
 /// Number of cells in a grid.
 pub const CELLS: usize = 81;
@@ -19,7 +24,8 @@ pub const CELLS: usize = 81;
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Grid(pub [u8; CELLS]);
 
-/// A cell position, for error messages: index 0-80 and its (row, column), both 0-8.
+/// A cell of the 9x9 grid by its index, 0-80; it prints as people count,
+/// from 1 ("row 1, column 1").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cell(pub usize);
 
@@ -38,91 +44,47 @@ impl Cell {
     }
 }
 
-impl fmt::Display for Cell {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cell {} (row {}, column {})",
-            self.0,
-            self.row(),
-            self.col()
-        )
+impl From<Cell> for At {
+    fn from(cell: Cell) -> At {
+        At::of(Shape::CLASSIC, cell.0)
     }
 }
 
-/// A row, column or box, numbered 0-8.
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        At::from(*self).fmt(f)
+    }
+}
+
+/// A row, column or box, numbered from 0; it prints as people count, from
+/// 1 ("row 1", "box 1").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     /// A row, 0 at the top.
     Row(usize),
     /// A column, 0 at the left.
     Column(usize),
-    /// A 3x3 box, numbered row-major from the top left.
+    /// A box, numbered row-major from the top left.
     Box(usize),
+}
+
+impl Unit {
+    /// Unit `index` of `kind`.
+    pub fn new(kind: UnitKind, index: usize) -> Unit {
+        match kind {
+            UnitKind::Row => Unit::Row(index),
+            UnitKind::Column => Unit::Column(index),
+            UnitKind::Box => Unit::Box(index),
+        }
+    }
 }
 
 impl fmt::Display for Unit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Unit::Row(i) => write!(f, "row {i}"),
-            Unit::Column(i) => write!(f, "column {i}"),
-            Unit::Box(i) => write!(f, "box {i}"),
-        }
-    }
-}
-
-/// Why a grid could not be read or cannot be solved as given.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum GridError {
-    /// Occurs when the text form does not have exactly 81 characters.
-    #[error("expected 81 characters, found {found}")]
-    WrongLength {
-        /// Characters found.
-        found: usize,
-    },
-    /// Occurs when the text form has a character other than '1'-'9', '.' or '0'.
-    #[error("{cell}: unexpected character {ch:?}; expected '1'-'9', '.' or '0'")]
-    BadChar {
-        /// Where.
-        cell: Cell,
-        /// The character found.
-        ch: char,
-    },
-    /// Occurs when the integer form does not have exactly 81 values.
-    #[error("expected 81 cells, found {found}")]
-    WrongCount {
-        /// Values found.
-        found: usize,
-    },
-    /// Occurs when a value of the integer form is above 9.
-    #[error("{cell}: value {value} is out of range; expected 0-9")]
-    OutOfRange {
-        /// Where.
-        cell: Cell,
-        /// The value found.
-        value: u32,
-    },
-    /// Occurs when the same digit is given twice in one row, column or box.
-    #[error("{first} and {second} both hold {digit} in {unit}")]
-    Conflict {
-        /// The unit that has the digit twice.
-        unit: Unit,
-        /// The earlier cell.
-        first: Cell,
-        /// The later cell.
-        second: Cell,
-        /// The digit.
-        digit: u8,
-    },
-}
-
-impl GridError {
-    /// The cell the error points at (the later cell of a conflict), if any.
-    pub fn cell(&self) -> Option<Cell> {
-        match self {
-            GridError::BadChar { cell, .. } | GridError::OutOfRange { cell, .. } => Some(*cell),
-            GridError::Conflict { second, .. } => Some(*second),
-            GridError::WrongLength { .. } | GridError::WrongCount { .. } => None,
+            Unit::Row(i) => write!(f, "row {}", i + 1),
+            Unit::Column(i) => write!(f, "column {}", i + 1),
+            Unit::Box(i) => write!(f, "box {}", i + 1),
         }
     }
 }
@@ -132,7 +94,7 @@ impl Grid {
     pub const EMPTY: Grid = Grid([0; CELLS]);
 
     /// Reads the 81-character form: '1'-'9' for digits, '.' or '0' for blanks.
-    pub fn from_text(text: &str) -> Result<Grid, GridError> {
+    pub fn from_text(text: &str) -> Result<Grid, PuzzleError> {
         if let Ok(bytes) = <&[u8; CELLS]>::try_from(text.as_bytes())
             && let Some(grid) = Grid::cells_of(bytes)
         {
@@ -146,7 +108,10 @@ impl Grid {
             // Count characters, not bytes, so the message matches what the user typed.
             let found = text.chars().count();
             if found != CELLS {
-                return Err(GridError::WrongLength { found });
+                return Err(PuzzleError::WrongLength {
+                    shape: Shape::CLASSIC,
+                    found,
+                });
             }
             // 81 characters but some of them multi-byte: report the first
             // character that is not a cell (there is one: a non-ASCII one).
@@ -155,8 +120,9 @@ impl Grid {
                 .enumerate()
                 .find(|(_, c)| !matches!(c, '0'..='9' | '.'))
                 .unwrap_or((0, '?'));
-            return Err(GridError::BadChar {
-                cell: Cell(index),
+            return Err(PuzzleError::BadChar {
+                shape: Shape::CLASSIC,
+                at: Cell(index).into(),
                 ch,
             });
         }
@@ -166,8 +132,9 @@ impl Grid {
                 b'1'..=b'9' => b - b'0',
                 b'.' | b'0' => 0,
                 _ => {
-                    return Err(GridError::BadChar {
-                        cell: Cell(i),
+                    return Err(PuzzleError::BadChar {
+                        shape: Shape::CLASSIC,
+                        at: Cell(i).into(),
                         ch: b as char,
                     });
                 }
@@ -235,7 +202,7 @@ impl Grid {
     /// [`Grid::from_text`] and then [`Grid::check_givens`], with the same
     /// errors, in one pass over the bytes for the common puzzle (81 cells
     /// whose givens keep the rules).
-    pub fn from_text_checked(text: &str) -> Result<Grid, GridError> {
+    pub fn from_text_checked(text: &str) -> Result<Grid, PuzzleError> {
         if let Ok(bytes) = <&[u8; CELLS]>::try_from(text.as_bytes())
             && let Some((grid, true)) = Grid::scan(bytes)
         {
@@ -247,17 +214,19 @@ impl Grid {
     }
 
     /// Reads the integer form: 81 values, 1-9 for digits, 0 for blanks.
-    pub fn from_cells(values: &[u32]) -> Result<Grid, GridError> {
+    pub fn from_cells(values: &[u32]) -> Result<Grid, PuzzleError> {
         if values.len() != CELLS {
-            return Err(GridError::WrongCount {
+            return Err(PuzzleError::WrongCount {
+                shape: Shape::CLASSIC,
                 found: values.len(),
             });
         }
         let mut cells = [0u8; CELLS];
         for (i, &v) in values.iter().enumerate() {
             if v > 9 {
-                return Err(GridError::OutOfRange {
-                    cell: Cell(i),
+                return Err(PuzzleError::OutOfRange {
+                    shape: Shape::CLASSIC,
+                    at: Cell(i).into(),
                     value: v,
                 });
             }
@@ -295,14 +264,15 @@ impl Grid {
     /// Checks that no digit is given twice in a row, column or box; names the
     /// first clash found, scanning rows, then columns, then boxes. A value
     /// above 9 (the field is public, so a `Grid` can hold one) is reported as
-    /// [`GridError::OutOfRange`].
-    pub fn check_givens(&self) -> Result<(), GridError> {
+    /// [`PuzzleError::OutOfRange`].
+    pub fn check_givens(&self) -> Result<(), PuzzleError> {
         if self.givens_are_consistent() {
             return Ok(());
         }
         if let Some(i) = self.0.iter().position(|&d| d > 9) {
-            return Err(GridError::OutOfRange {
-                cell: Cell(i),
+            return Err(PuzzleError::OutOfRange {
+                shape: Shape::CLASSIC,
+                at: Cell(i).into(),
                 value: u32::from(self.0[i]),
             });
         }
@@ -326,11 +296,11 @@ impl Grid {
                             _ => Unit::Box(unit),
                         };
                         let (first, second) = (seen[d].min(idx), seen[d].max(idx));
-                        return Err(GridError::Conflict {
+                        return Err(PuzzleError::Conflict {
                             unit,
-                            first: Cell(first),
-                            second: Cell(second),
-                            digit: d as u8,
+                            first: Cell(first).into(),
+                            second: Cell(second).into(),
+                            value: d as u8,
                         });
                     }
                     seen[d] = idx;
@@ -442,13 +412,17 @@ mod tests {
     fn wrong_length_is_counted_in_characters() {
         assert_eq!(
             Grid::from_text(&PUZZLE[..80]),
-            Err(GridError::WrongLength { found: 80 })
+            Err(PuzzleError::WrongLength {
+                shape: Shape::CLASSIC,
+                found: 80
+            })
         );
         let accented = format!("é{}", &PUZZLE[1..]);
         assert_eq!(
             Grid::from_text(&accented),
-            Err(GridError::BadChar {
-                cell: Cell(0),
+            Err(PuzzleError::BadChar {
+                shape: Shape::CLASSIC,
+                at: Cell(0).into(),
                 ch: 'é'
             })
         );
@@ -461,7 +435,7 @@ mod tests {
         let err = Grid::from_text(&s).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "cell 10 (row 1, column 1): unexpected character 'x'; expected '1'-'9', '.' or '0'"
+            "row 2, column 2: unexpected character 'x'; expected '1'-'9', '.' or '0'"
         );
     }
 
@@ -471,14 +445,18 @@ mod tests {
         v[80] = 10;
         assert_eq!(
             Grid::from_cells(&v),
-            Err(GridError::OutOfRange {
-                cell: Cell(80),
+            Err(PuzzleError::OutOfRange {
+                shape: Shape::CLASSIC,
+                at: Cell(80).into(),
                 value: 10
             })
         );
         assert_eq!(
             Grid::from_cells(&v[..3]),
-            Err(GridError::WrongCount { found: 3 })
+            Err(PuzzleError::WrongCount {
+                shape: Shape::CLASSIC,
+                found: 3
+            })
         );
     }
 
@@ -489,11 +467,11 @@ mod tests {
         g.0[8] = 4;
         assert_eq!(
             g.check_givens(),
-            Err(GridError::Conflict {
+            Err(PuzzleError::Conflict {
                 unit: Unit::Row(0),
-                first: Cell(0),
-                second: Cell(8),
-                digit: 4
+                first: Cell(0).into(),
+                second: Cell(8).into(),
+                value: 4
             })
         );
         let mut g = Grid::EMPTY;
@@ -501,7 +479,7 @@ mod tests {
         g.0[76] = 7;
         assert!(matches!(
             g.check_givens(),
-            Err(GridError::Conflict {
+            Err(PuzzleError::Conflict {
                 unit: Unit::Column(4),
                 ..
             })
@@ -512,7 +490,7 @@ mod tests {
         let err = g.check_givens().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "cell 30 (row 3, column 3) and cell 50 (row 5, column 5) both hold 2 in box 4"
+            "2 is given twice in box 5: at row 4, column 4 and row 6, column 6"
         );
     }
 
@@ -541,7 +519,7 @@ mod tests {
             assert_eq!(got, want, "{text}");
             match want {
                 Ok(_) => ok += 1,
-                Err(GridError::Conflict { .. }) => clash += 1,
+                Err(PuzzleError::Conflict { .. }) => clash += 1,
                 Err(_) => unread += 1,
             }
         }

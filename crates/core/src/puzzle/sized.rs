@@ -6,12 +6,12 @@
 //! '1'-'9', then 'A'-'Z' for 10-35 ('a'-'z' are read the same), with '.' or
 //! '0' for a blank. Larger grids have the integer form only.
 //!
-//! Errors say where by row and column. The 9x9 [`super::Grid`] stays the
-//! fast path; this is the general one.
+//! Errors are [`PuzzleError`], as the 9x9 [`super::Grid`]'s are. The 9x9
+//! grid stays the fast path; this is the general one.
 
 use std::fmt;
 
-use super::{CELLS, Grid};
+use super::{At, CELLS, Grid, PuzzleError, Unit};
 
 /// The largest side supported: a candidate set is one `u64`.
 pub const MAX_SIDE: usize = 64;
@@ -34,9 +34,9 @@ impl Shape {
 
     /// The shape of boxes of `box_rows` x `box_cols`, if both are at least 1
     /// and the side (their product) is at most [`MAX_SIDE`].
-    pub fn new(box_rows: usize, box_cols: usize) -> Result<Shape, SizedError> {
+    pub fn new(box_rows: usize, box_cols: usize) -> Result<Shape, PuzzleError> {
         if box_rows == 0 || box_cols == 0 || box_rows.saturating_mul(box_cols) > MAX_SIDE {
-            return Err(SizedError::BadShape { box_rows, box_cols });
+            return Err(PuzzleError::BadShape { box_rows, box_cols });
         }
         Ok(Shape {
             rows: box_rows as u8,
@@ -145,117 +145,9 @@ impl fmt::Display for UnitKind {
     }
 }
 
-/// A cell of a sized grid, for messages: its index and (row, column).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct At {
-    /// Row-major index.
-    pub index: usize,
-    /// Row, 0 at the top.
-    pub row: usize,
-    /// Column, 0 at the left.
-    pub col: usize,
-}
-
 /// Two cells of one unit holding the same value: the unit's kind and
 /// index, the earlier cell, the later one, and the value.
 pub type SizedConflict = (UnitKind, usize, At, At, u8);
-
-impl At {
-    fn of(shape: Shape, index: usize) -> At {
-        At {
-            index,
-            row: index / shape.side(),
-            col: index % shape.side(),
-        }
-    }
-}
-
-impl fmt::Display for At {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cell {} (row {}, column {})",
-            self.index, self.row, self.col
-        )
-    }
-}
-
-/// Why a sized grid could not be read or breaks the rules as given.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SizedError {
-    /// Occurs when a box shape is empty or makes a side above 64.
-    #[error(
-        "box {box_rows}x{box_cols} is not supported: each side at least 1 and their product \
-         (the grid's side) at most 64"
-    )]
-    BadShape {
-        /// Box height asked for.
-        box_rows: usize,
-        /// Box width asked for.
-        box_cols: usize,
-    },
-    /// Occurs when the text form is asked of a grid above 35x35.
-    #[error("{shape}: the text form carries sides up to 35 ('1'-'9', 'A'-'Z'); send cells instead")]
-    TextTooLarge {
-        /// The grid's size.
-        shape: String,
-    },
-    /// Occurs when the text form does not have N*N characters.
-    #[error("expected {expected} characters for {shape}, found {found}")]
-    WrongLength {
-        /// N*N.
-        expected: usize,
-        /// Characters found.
-        found: usize,
-        /// The grid's size.
-        shape: String,
-    },
-    /// Occurs when the text form has a character that is not a value of
-    /// this size or a blank.
-    #[error("{at}: unexpected character {ch:?}; expected {expected}, '.' or '0'")]
-    BadChar {
-        /// Where.
-        at: At,
-        /// The character found.
-        ch: char,
-        /// The characters allowed, as "'1'-'9', 'A'-'G'".
-        expected: String,
-    },
-    /// Occurs when the integer form does not have N*N values.
-    #[error("expected {expected} cells for {shape}, found {found}")]
-    WrongCount {
-        /// N*N.
-        expected: usize,
-        /// Values found.
-        found: usize,
-        /// The grid's size.
-        shape: String,
-    },
-    /// Occurs when a value is above N.
-    #[error("{at}: value {value} is out of range; expected 0-{max}")]
-    OutOfRange {
-        /// Where.
-        at: At,
-        /// The value found.
-        value: u32,
-        /// N.
-        max: usize,
-    },
-    /// Occurs when one value is given twice in a row, column or box.
-    #[error("{first} and {second} both hold {value} in {kind} {unit}")]
-    Conflict {
-        /// Which kind of unit.
-        kind: UnitKind,
-        /// Its index.
-        unit: usize,
-        /// The earlier cell.
-        first: At,
-        /// The later cell.
-        second: At,
-        /// The value.
-        value: u8,
-    },
-}
 
 /// The character of value `v` in the text form: '1'-'9', 'A'-'Z', '.' for
 /// a blank, '?' for a value the form cannot carry.
@@ -280,15 +172,6 @@ pub fn char_value(c: char) -> Option<u8> {
     }
 }
 
-/// The characters of values 1..=n, as a message names them.
-fn alphabet(n: usize) -> String {
-    match n {
-        0 => "nothing".to_string(),
-        1..=9 => format!("'1'-'{}'", value_char(n as u8)),
-        _ => format!("'1'-'9', 'A'-'{}'", value_char(n as u8)),
-    }
-}
-
 /// A grid of any [`Shape`], row-major: 0 for a blank, 1..=N for a value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SizedGrid {
@@ -307,19 +190,18 @@ impl SizedGrid {
 
     /// A grid of `shape` from its cell values; an error names the first
     /// value above N.
-    pub fn from_values(shape: Shape, values: Vec<u8>) -> Result<SizedGrid, SizedError> {
+    pub fn from_values(shape: Shape, values: Vec<u8>) -> Result<SizedGrid, PuzzleError> {
         if values.len() != shape.cells() {
-            return Err(SizedError::WrongCount {
-                expected: shape.cells(),
+            return Err(PuzzleError::WrongCount {
+                shape,
                 found: values.len(),
-                shape: shape.describe(),
             });
         }
         if let Some(i) = values.iter().position(|&v| usize::from(v) > shape.side()) {
-            return Err(SizedError::OutOfRange {
+            return Err(PuzzleError::OutOfRange {
+                shape,
                 at: At::of(shape, i),
                 value: u32::from(values[i]),
-                max: shape.side(),
             });
         }
         Ok(SizedGrid {
@@ -329,30 +211,24 @@ impl SizedGrid {
     }
 
     /// Reads the text form of `shape`: N*N characters (see the module).
-    pub fn from_text(shape: Shape, text: &str) -> Result<SizedGrid, SizedError> {
+    pub fn from_text(shape: Shape, text: &str) -> Result<SizedGrid, PuzzleError> {
         let n = shape.side();
         if n > MAX_TEXT_SIDE {
-            return Err(SizedError::TextTooLarge {
-                shape: shape.describe(),
-            });
+            return Err(PuzzleError::TextTooLarge { shape });
         }
         let found = text.chars().count();
         if found != shape.cells() {
-            return Err(SizedError::WrongLength {
-                expected: shape.cells(),
-                found,
-                shape: shape.describe(),
-            });
+            return Err(PuzzleError::WrongLength { shape, found });
         }
         let mut cells = Vec::with_capacity(shape.cells());
         for (i, ch) in text.chars().enumerate() {
             match char_value(ch) {
                 Some(v) if usize::from(v) <= n => cells.push(v),
                 _ => {
-                    return Err(SizedError::BadChar {
+                    return Err(PuzzleError::BadChar {
+                        shape,
                         at: At::of(shape, i),
                         ch,
-                        expected: alphabet(n),
                     });
                 }
             }
@@ -361,21 +237,20 @@ impl SizedGrid {
     }
 
     /// Reads the integer form of `shape`: N*N values 0..=N.
-    pub fn from_cells(shape: Shape, values: &[u32]) -> Result<SizedGrid, SizedError> {
+    pub fn from_cells(shape: Shape, values: &[u32]) -> Result<SizedGrid, PuzzleError> {
         if values.len() != shape.cells() {
-            return Err(SizedError::WrongCount {
-                expected: shape.cells(),
+            return Err(PuzzleError::WrongCount {
+                shape,
                 found: values.len(),
-                shape: shape.describe(),
             });
         }
         let mut cells = Vec::with_capacity(values.len());
         for (i, &v) in values.iter().enumerate() {
             if v as usize > shape.side() {
-                return Err(SizedError::OutOfRange {
+                return Err(PuzzleError::OutOfRange {
+                    shape,
                     at: At::of(shape, i),
                     value: v,
-                    max: shape.side(),
                 });
             }
             cells.push(v as u8);
@@ -423,13 +298,13 @@ impl SizedGrid {
 
     /// The first value given twice in a unit (rows, then columns, then
     /// boxes), or a value above N.
-    pub fn check_givens(&self) -> Result<(), SizedError> {
+    pub fn check_givens(&self) -> Result<(), PuzzleError> {
         let n = self.shape.side();
         if let Some(i) = self.cells.iter().position(|&v| usize::from(v) > n) {
-            return Err(SizedError::OutOfRange {
+            return Err(PuzzleError::OutOfRange {
+                shape: self.shape,
                 at: At::of(self.shape, i),
                 value: u32::from(self.cells[i]),
-                max: n,
             });
         }
         let mut seen = vec![usize::MAX; n + 1];
@@ -442,9 +317,8 @@ impl SizedGrid {
                         continue;
                     }
                     if seen[v] != usize::MAX {
-                        return Err(SizedError::Conflict {
-                            kind,
-                            unit,
+                        return Err(PuzzleError::Conflict {
+                            unit: Unit::new(kind, unit),
                             first: At::of(self.shape, seen[v]),
                             second: At::of(self.shape, idx),
                             value: v as u8,
@@ -546,11 +420,9 @@ impl SizedGrid {
     }
 
     /// The text form ('.' for blanks), or an error above 35x35.
-    pub fn to_text(&self) -> Result<String, SizedError> {
+    pub fn to_text(&self) -> Result<String, PuzzleError> {
         if self.shape.side() > MAX_TEXT_SIDE {
-            return Err(SizedError::TextTooLarge {
-                shape: self.shape.describe(),
-            });
+            return Err(PuzzleError::TextTooLarge { shape: self.shape });
         }
         Ok(self.cells.iter().map(|&v| value_char(v)).collect())
     }
@@ -620,19 +492,16 @@ mod tests {
         let e = SizedGrid::from_text(shape, "1234341221434.5.").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "cell 14 (row 3, column 2): unexpected character '5'; expected '1'-'4', '.' or '0'"
+            "row 4, column 3: unexpected character '5'; expected '1'-'4', '.' or '0'"
         );
         let e = SizedGrid::from_cells(Shape::new(4, 4).unwrap(), &[17; 256]).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("cell 0 (row 0, column 0): value 17")
-        );
+        assert!(e.to_string().starts_with("row 1, column 1: value 17"));
         let e = SizedGrid::from_text(shape, "123").unwrap_err();
         assert!(e.to_string().contains("expected 16 characters"), "{e}");
         let big = Shape::new(6, 6).unwrap();
         assert!(matches!(
             SizedGrid::from_text(big, ""),
-            Err(SizedError::TextTooLarge { .. })
+            Err(PuzzleError::TextTooLarge { .. })
         ));
     }
 
@@ -646,7 +515,7 @@ mod tests {
         bad.values_mut()[0] = 2;
         assert!(!bad.is_valid_solution());
         let e = bad.check_givens().unwrap_err();
-        assert!(e.to_string().contains("in row 0"), "{e}");
+        assert!(e.to_string().contains("in row 1:"), "{e}");
         let (listed, total) = bad.conflicts(usize::MAX);
         assert!(!listed.is_empty());
         assert_eq!(total as usize, listed.len());

@@ -125,14 +125,6 @@ pub fn cells_without_candidates(grid: &Grid) -> Vec<Cell> {
         .collect()
 }
 
-/// The first given of `puzzle` that `current` does not keep: a player's
-/// grid must hold every given where the puzzle has it.
-pub fn changed_given(puzzle: &Grid, current: &Grid) -> Option<(Cell, u8, u8)> {
-    (0..CELLS)
-        .find(|&i| puzzle.0[i] != 0 && current.0[i] != puzzle.0[i])
-        .map(|i| (Cell(i), puzzle.0[i], current.0[i]))
-}
-
 /// The filled cells of `current` whose digit is not the one in `solution`,
 /// in cell order.
 pub fn wrong_cells(current: &Grid, solution: &Grid) -> Vec<Cell> {
@@ -145,6 +137,9 @@ pub fn wrong_cells(current: &Grid, solution: &Grid) -> Vec<Cell> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::puzzle::PuzzleError;
+    use crate::puzzle::error::check_kept;
+    use crate::puzzle::sized::Shape;
 
     const CLASSIC: &str =
         "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
@@ -203,17 +198,17 @@ mod tests {
             assert_eq!(found.total as usize, found.first.len(), "{g}");
             match g.check_givens() {
                 Ok(()) => assert!(found.first.is_empty(), "{g}"),
-                Err(crate::puzzle::GridError::Conflict {
+                Err(crate::puzzle::PuzzleError::Conflict {
                     unit,
                     first,
                     second,
-                    digit,
+                    value,
                 }) => assert!(
                     found.first.contains(&Conflict {
-                        first,
-                        second,
+                        first: Cell(first.index),
+                        second: Cell(second.index),
                         unit,
-                        digit
+                        digit: value
                     }),
                     "{g}"
                 ),
@@ -264,8 +259,16 @@ mod tests {
         current.0[2] = 4; // right
         current.0[3] = 1; // wrong: 6
         assert_eq!(wrong_cells(&current, &solution), vec![Cell(3)]);
-        assert_eq!(changed_given(&puzzle, &current), None);
+        let kept = |current: &Grid| check_kept(Shape::CLASSIC, &puzzle.0, &current.0);
+        assert_eq!(kept(&current), Ok(()));
         current.0[0] = 0;
-        assert_eq!(changed_given(&puzzle, &current), Some((Cell(0), 5, 0)));
+        assert_eq!(
+            kept(&current),
+            Err(PuzzleError::ChangedGiven {
+                at: Cell(0).into(),
+                given: 5,
+                found: 0
+            })
+        );
     }
 }
