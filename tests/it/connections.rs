@@ -12,7 +12,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
-use crate::support::{BinaryServer, CLASSIC, CLASSIC_SOLVED, TestServer, free_port};
+use crate::support::{
+    BinaryServer, CLASSIC, CLASSIC_SOLVED, TestServer, free_port, sample, scrape,
+};
 use sudoku_grpc::pb::{self, sudoku_service_client::SudokuServiceClient};
 
 /// The HTTP/2 client preface.
@@ -122,19 +124,6 @@ async fn serves_a_new_client(url: &str) -> Result<(), String> {
 /// Seconds with two decimals, for the printed figures.
 fn secs(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
-}
-
-/// The value of the Prometheus sample `name` (with labels, as printed).
-fn sample(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-}
-
-async fn scrape(addr: SocketAddr) -> String {
-    tokio::task::spawn_blocking(move || crate::support::http_get(addr, "/metrics"))
-        .await
-        .unwrap()
-        .unwrap()
 }
 
 #[tokio::test]

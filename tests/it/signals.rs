@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::support::{BinaryServer, TestServer, data_set, free_port};
+use crate::support::{BinaryServer, TestServer, data_set, free_port, scrape};
 use sudoku_grpc::pb::{self, sudoku_service_client::SudokuServiceClient};
 use tonic::Code;
 use tonic::transport::Channel;
@@ -166,7 +166,10 @@ async fn busy_stream(
 /// answers the retried ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_under_load_answers_each_item_once_or_leaves_it_retryable() {
+    let metrics_addr = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()));
     let mut server = BinaryServer::spawn(&[
+        "--metrics-listen",
+        &metrics_addr.to_string(),
         "--workers",
         "2",
         "--max-nodes",
@@ -259,9 +262,30 @@ async fn sigterm_under_load_answers_each_item_once_or_leaves_it_retryable() {
         watch.message().await.unwrap().unwrap().status(),
         ServingStatus::Serving
     );
-    // Long enough for the calls to reach the server, short against the
-    // ~0.35 s their budget takes on a fast, idle machine.
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    // The two long calls and the hard caller's are in flight when the
+    // server's own counters say so (Solve calls started less handled),
+    // however slow a loaded machine is to send them.
+    let in_flight = |text: &str| {
+        let solve = |metric: &str| -> f64 {
+            text.lines()
+                .filter(|l| l.starts_with(metric) && l.contains("grpc_method=\"Solve\""))
+                .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+                .sum()
+        };
+        solve("grpc_server_started_total{") - solve("grpc_server_handled_total{")
+    };
+    let waiting = Instant::now();
+    loop {
+        let text = scrape(metrics_addr).await;
+        if in_flight(&text) >= 3.0 {
+            break;
+        }
+        assert!(
+            waiting.elapsed() < crate::support::SETTLE,
+            "the long calls never reached the server:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 
     server.sigterm();
     let sigterm = Instant::now();

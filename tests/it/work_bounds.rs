@@ -104,10 +104,26 @@ async fn unread_large_grid_generate_streams_are_charged_and_given_back() {
         }
         channels.push(channel);
     }
+    // On a loaded machine a few of the thousand connections may lose the
+    // race against the server's own deadlines (its handshake and header
+    // timeouts close a client too slow to speak): they are attackers, and
+    // the bounds below hold for the streams that did open, as long as
+    // nearly all did.
     let mut unread = Vec::with_capacity(CONNECTIONS * CALLS);
+    let mut not_opened = Vec::new();
     while let Some(opened) = opening.join_next().await {
-        unread.push(opened.expect("an opening task").expect("a Generate stream"));
+        match opened.expect("an opening task") {
+            Ok(stream) => unread.push(stream),
+            Err(e) => not_opened.push(e),
+        }
     }
+    assert!(
+        unread.len() * 10 >= CONNECTIONS * CALLS * 9,
+        "only {} of {} Generate streams opened: {:?}",
+        unread.len(),
+        CONNECTIONS * CALLS,
+        &not_opened[..not_opened.len().min(5)]
+    );
     let opened_at = Instant::now();
     let (mut legit_ok, mut legit_failed) = (0, Vec::new());
     while opened_at.elapsed() < HOLD {
@@ -131,10 +147,11 @@ async fn unread_large_grid_generate_streams_are_charged_and_given_back() {
     }
     let returned_in = left.elapsed();
     println!(
-        "{} unread 64x64 Generate streams: server RSS before {} MiB, peak {} MiB (bound {} MiB), \
+        "{} unread 64x64 Generate streams ({} did not open): server RSS before {} MiB, peak {} MiB (bound {} MiB), \
          held {} MiB after {HOLD:?}, {} MiB {returned_in:.1?} after the clients left; \
          legit Solve calls ok {legit_ok}, failed {}",
         CONNECTIONS * CALLS,
+        not_opened.len(),
         before_kb >> 10,
         peak_kb >> 10,
         PEAK_RSS_BOUND_KB >> 10,

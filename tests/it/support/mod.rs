@@ -8,8 +8,8 @@ pub mod tools;
 
 pub use server::{BinaryServer, TestServer, bare_client};
 pub use tools::{
-    free_port, free_ports, have, http_get, npm_ci, python_venv, repo, run, skip, skip_until,
-    target_dir,
+    free_port, free_ports, have, http_get, npm_ci, python_venv, repo, run, sample, scrape, skip,
+    skip_until, target_dir,
 };
 
 /// Puzzles of a data set committed in data/, skipping '#' lines.

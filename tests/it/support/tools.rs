@@ -278,3 +278,17 @@ where
         Err(_) => panic!("no line within {limit:?}"),
     }
 }
+
+/// The value of the Prometheus sample `name` (with labels, as printed).
+pub fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// The Prometheus text a server's metrics endpoint at `addr` serves.
+pub async fn scrape(addr: SocketAddr) -> String {
+    tokio::task::spawn_blocking(move || http_get(addr, "/metrics"))
+        .await
+        .unwrap()
+        .unwrap()
+}
