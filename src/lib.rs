@@ -48,7 +48,7 @@ pub use error::StartError;
 
 /// Code generated from proto/ by build.rs.
 pub mod pb {
-    #![allow(missing_docs, clippy::all)]
+    #![allow(missing_docs, clippy::all, rustdoc::broken_intra_doc_links)]
     tonic::include_proto!("sudoku.v1");
 
     /// The encoded descriptor set of the contract, for server reflection.

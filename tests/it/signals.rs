@@ -87,12 +87,19 @@ fn text(puzzle: &str) -> Option<pb::Grid> {
 /// CANCELLED "connection closed" it reports for a request it queued on a
 /// connection the server closed after its last call: hyper hands such a
 /// request back unsent (never written to the wire), but tonic's channel
-/// does not retry it and maps it to CANCELLED. Either way the server never
-/// saw the call and it is safe to retry.
+/// does not retry it and maps it to CANCELLED. On a loaded machine the
+/// client may also write a new stream in the instant the server, its last
+/// call answered, closes the socket: the write fails with a broken pipe or
+/// a reset. That stream's id is above the last one the server's GOAWAY
+/// named, so the server never processed it (RFC 9113, 6.8). Either way the
+/// server never saw the call and it is safe to retry.
 fn refused_unsent(status: &tonic::Status) -> bool {
+    let debug = format!("{status:?}");
     status.code() == Code::Unavailable
-        || (status.code() == Code::Cancelled
-            && format!("{status:?}").contains("Canceled, \"connection closed\""))
+        || (status.code() == Code::Cancelled && debug.contains("Canceled, \"connection closed\""))
+        || ["BrokenPipe", "ConnectionReset"]
+            .iter()
+            .any(|kind| debug.contains(kind))
 }
 
 /// One SolveBatch stream's accounting: the ids its sender handed to the

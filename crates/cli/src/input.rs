@@ -10,7 +10,7 @@ use anyhow::Context;
 
 use super::answer::{Done, Echo, Meta};
 use super::printer::Msg;
-use super::sized_text::{Sniffed, sniff};
+use super::sniff::{Sniffed, sniff};
 use super::window::Window;
 use sudoku_core::puzzle::Grid;
 use sudoku_core::puzzle::text::{Entry, Reader};

@@ -55,6 +55,7 @@ mod resend;
 mod retry;
 mod sized;
 mod sized_text;
+mod sniff;
 mod solve;
 mod tally;
 mod toolkit;

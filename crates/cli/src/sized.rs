@@ -10,7 +10,8 @@ use anyhow::{Context, anyhow};
 use super::answer::{Done, Outcome, write_json};
 use super::connect::{TlsArgs, connect_all};
 use super::retry::{MAX_FAILURES, MAX_OUTAGE, backoff, lost_server};
-use super::sized_text::{Layout, Records, Sniffed, needs_box, write};
+use super::sized_text::{Layout, Records, write};
+use super::sniff::{Sniffed, needs_box};
 use super::words::{for_people, puzzles};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::solver::Progress;
@@ -25,7 +26,7 @@ pub(super) enum Size {
     Given(Shape),
     /// `--box auto`: the squarest box for the first record's side.
     Auto,
-    /// No `--box`: what [`sniff`](crate::sized_text::sniff) found in the first record.
+    /// No `--box`: what [`sniff`](crate::sniff::sniff) found in the first record.
     Sniffed(Sniffed),
 }
 
