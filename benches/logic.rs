@@ -11,6 +11,12 @@
 //! `cargo bench --bench logic -- agree LEVEL=FILE...` rates the puzzles QQwing
 //! generated at each level and prints a table of QQwing level against label
 //! and against hardest technique (benches/agree.sh makes the files).
+//!
+//! `cargo bench --bench logic -- serate [FILE]` rates the puzzles of the
+//! Sudoku Explainer reference set (default data/se_reference.txt: puzzle,
+//! serate's ER, EP and ED, group, index) and prints, per group, how often
+//! the rater finishes and how its SE value compares with serate's ER. This
+//! rater computes no EP or ED yet, so those columns are not compared.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -142,6 +148,68 @@ fn agree(args: &[String]) {
     }
 }
 
+/// Agreement with serate's ER on the reference set, per group.
+fn serate(args: &[String]) {
+    let path = args.first().cloned().unwrap_or_else(|| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/data/se_reference.txt").to_owned()
+    });
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // group -> (serate's ER, our rating) of each puzzle, in file order.
+    let mut groups: Vec<(String, Vec<(f32, Rating)>)> = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (puzzle, er, group) = (f[0], f[1].parse::<f32>().expect("ER"), f[4]);
+        let g = Grid::from_text(puzzle).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let r = logic::rate(&g).unwrap_or_else(|e| panic!("{puzzle}: {e}"));
+        match groups.iter_mut().find(|(name, _)| name == group) {
+            Some((_, rows)) => rows.push((er, r)),
+            None => groups.push((group.to_owned(), vec![(er, r)])),
+        }
+    }
+    println!("reference: {path}");
+    println!(
+        "| group | puzzles | serate ER (range, median) | our logic finishes | SE value = ER | within 0.1 |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut all = [0usize; 4];
+    for (group, rows) in &groups {
+        let mut ers: Vec<f32> = rows.iter().map(|(er, _)| *er).collect();
+        ers.sort_by(f32::total_cmp);
+        let finished = rows.iter().filter(|(_, r)| r.solved).count();
+        let close = |tol: f32| {
+            rows.iter()
+                .filter(|(er, r)| r.solved && (r.se_rating - er).abs() <= tol + 1e-4)
+                .count()
+        };
+        let (equal, within) = (close(0.0), close(0.1));
+        println!(
+            "| {group} | {} | {:.1}-{:.1}, {:.1} | {finished} | {equal} | {within} |",
+            rows.len(),
+            ers[0],
+            ers[ers.len() - 1],
+            ers[(ers.len() - 1) / 2]
+        );
+        for (k, v) in [rows.len(), finished, equal, within]
+            .into_iter()
+            .enumerate()
+        {
+            all[k] += v;
+        }
+    }
+    println!(
+        "| all | {} | | {} | {} ({:.1}%) | {} ({:.1}%) |",
+        all[0],
+        all[1],
+        all[2],
+        100.0 * all[2] as f64 / all[0] as f64,
+        all[3],
+        100.0 * all[3] as f64 / all[0] as f64
+    );
+}
+
 fn main() {
     // cargo bench passes --bench; the rest are ours.
     let args: Vec<String> = std::env::args()
@@ -151,6 +219,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("rate") => rate_files(&args[1..]),
         Some("agree") => agree(&args[1..]),
+        Some("serate") => serate(&args[1..]),
         _ => {
             let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
             rate_files(&[
