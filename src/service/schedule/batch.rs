@@ -3,7 +3,6 @@
 //! many turns as it takes, with paused searches kept only while the
 //! connection's budget holds them.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -11,11 +10,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use super::pending::{Pending, ReplyTo};
-use super::search::{ItemTurn, search, sized_turn};
-use super::slices::{Searched, count_failure, slices};
+use super::search::{ItemTurn, item_turn};
+use super::slices::count_failure;
 use crate::pb;
 use crate::service::budget::Charge;
-use crate::service::convert::{AnyGrid, Job, SizedJob, parse_any, parse_limit, to_pb};
+use crate::service::convert::{AnyGrid, Job, SizedJob, parse_any, parse_limit};
 use crate::service::pool::{
     Step, Turn, Work, give_sized_solver, take_sized_solver, with_thread_solver,
 };
@@ -274,6 +273,16 @@ struct BatchMessage {
     pending: Pending<Reply>,
 }
 
+/// What a batch item's turn starts from.
+enum Next {
+    /// A 9x9 search: new, or paused after this much solving time.
+    Nine(Job, Option<(Duration, Box<Solver>)>),
+    /// A sized search, in its own solver: new, or paused.
+    Sized(SizedJob, Option<Duration>, Box<SizedSolver>),
+    /// No search: the item is answered (a bad puzzle or options).
+    Answered(Result<pb::Solution, Failure>),
+}
+
 /// Whether a paused sized search may stay in memory: its solver's bytes
 /// beyond the footprint the message was charged for are charged too, when
 /// the budget has them (a deep search's trail grows past the footprint).
@@ -343,137 +352,91 @@ impl BatchMessage {
         let pending = &self.pending;
         let cancelled = || pending.cancelled();
         let (shared, deadline) = (&*self.shared, pending.deadline());
-        let item_turn = |solver: &mut Solver, job: &Job, resumed: Option<Duration>| {
-            let searched = std::panic::catch_unwind(AssertUnwindSafe(|| match resumed {
-                None => search(shared, solver, job, u64::MAX, deadline, &cancelled, turn),
-                Some(elapsed) => slices(
-                    shared,
-                    solver,
-                    u64::MAX,
-                    deadline,
-                    &cancelled,
-                    elapsed,
-                    turn,
-                ),
-            }));
-            match searched {
-                Ok(Ok(Searched::Done(answer, elapsed))) => {
-                    ItemTurn::Answered(Ok(to_pb(&answer, job, elapsed)))
-                }
-                Ok(Ok(Searched::Paused(elapsed))) => ItemTurn::Paused(elapsed),
-                Ok(Err(failure)) => ItemTurn::Answered(Err(failure)),
-                Err(_) => ItemTurn::Answered(Err(Failure::Panicked)),
-            }
-        };
         let mut ended = false;
         while let Some(item) = self.request.items.get(self.results.len()) {
             let i = self.results.len();
-            let answered = if let Some((job, elapsed, mut solver)) = self.paused_sized.take() {
-                match sized_turn(
-                    shared,
-                    &mut solver,
-                    &job,
-                    Some(elapsed),
-                    deadline,
-                    &cancelled,
-                    turn,
-                ) {
-                    ItemTurn::Paused(elapsed)
-                        if keep_paused(&mut self.charge, self.charged, &solver, &job) =>
-                    {
-                        self.paused_sized = Some((job, elapsed, solver));
-                        return Step::Unfinished;
+            // The item's search: the paused one, or a new one (the limit
+            // and the puzzle read first: a bad one is answered at once).
+            let next = match (self.paused.take(), self.paused_sized.take()) {
+                (Some((job, elapsed, solver)), _) => Next::Nine(job, Some((elapsed, solver))),
+                (_, Some((job, elapsed, solver))) => Next::Sized(job, Some(elapsed), solver),
+                (None, None) => match (&self.limit, parse_any(item.puzzle.as_ref(), "puzzle")) {
+                    (Err(e), _) => Next::Answered(Err(e.clone())),
+                    (_, Err(e)) => {
+                        Next::Answered(Err(e.prefixed(&format!("items[{}]", self.first_index + i))))
                     }
-                    ItemTurn::Paused(_) => {
-                        give_sized_solver(solver);
-                        Err(Failure::Overloaded)
+                    (Ok(limit), Ok(AnyGrid::Nine(grid, form))) => Next::Nine(
+                        Job {
+                            grid,
+                            form,
+                            limit: *limit,
+                        },
+                        None,
+                    ),
+                    (Ok(limit), Ok(AnyGrid::Sized(grid, form))) => {
+                        let solver = take_sized_solver(&grid);
+                        let job = SizedJob {
+                            grid,
+                            form,
+                            limit: *limit,
+                        };
+                        Next::Sized(job, None, solver)
                     }
-                    ItemTurn::Answered(answered) => {
-                        give_sized_solver(solver);
-                        answered
+                },
+            };
+            let answered = match next {
+                Next::Answered(answered) => answered,
+                // A sized search has a solver of its own; paused, it stays
+                // while the connection's budget holds it.
+                Next::Sized(job, resumed, mut solver) => {
+                    match item_turn(
+                        shared,
+                        &mut *solver,
+                        &job,
+                        resumed,
+                        deadline,
+                        &cancelled,
+                        turn,
+                    ) {
+                        ItemTurn::Paused(elapsed)
+                            if keep_paused(&mut self.charge, self.charged, &solver, &job) =>
+                        {
+                            self.paused_sized = Some((job, elapsed, solver));
+                            return Step::Unfinished;
+                        }
+                        ItemTurn::Paused(_) => {
+                            give_sized_solver(solver);
+                            Err(Failure::Overloaded)
+                        }
+                        ItemTurn::Answered(answered) => {
+                            give_sized_solver(solver);
+                            answered
+                        }
                     }
                 }
-            } else {
-                match self.paused.take() {
-                    Some((job, elapsed, mut solver)) => {
-                        match item_turn(&mut solver, &job, Some(elapsed)) {
-                            ItemTurn::Paused(elapsed) => {
-                                self.paused = Some((job, elapsed, solver));
-                                return Step::Unfinished;
-                            }
-                            ItemTurn::Answered(answered) => {
-                                self.spare = Some(solver);
-                                answered
-                            }
+                // A new 9x9 search runs in the message's spare solver or
+                // the thread's; paused, it moves into one of the message's
+                // own, as the thread's serves other tasks next.
+                Next::Nine(job, resumed) => {
+                    let (resumed, mut own) = match resumed {
+                        Some((elapsed, solver)) => (Some(elapsed), Some(solver)),
+                        None => (None, self.spare.take()),
+                    };
+                    let solver = match own.as_deref_mut() {
+                        Some(solver) => solver,
+                        None => &mut *thread_solver,
+                    };
+                    match item_turn(shared, solver, &job, resumed, deadline, &cancelled, turn) {
+                        ItemTurn::Paused(elapsed) => {
+                            let solver = own.unwrap_or_else(|| Box::new(thread_solver.clone()));
+                            self.paused = Some((job, elapsed, solver));
+                            return Step::Unfinished;
+                        }
+                        ItemTurn::Answered(answered) => {
+                            self.spare = own;
+                            answered
                         }
                     }
-                    None => match (&self.limit, parse_any(item.puzzle.as_ref(), "puzzle")) {
-                        (Err(e), _) => Err(e.clone()),
-                        (_, Err(e)) => Err(e.prefixed(&format!("items[{}]", self.first_index + i))),
-                        (Ok(limit), Ok(AnyGrid::Sized(grid, form))) => {
-                            let job = SizedJob {
-                                grid,
-                                form,
-                                limit: *limit,
-                            };
-                            let mut solver = take_sized_solver(&job.grid);
-                            match sized_turn(
-                                shared,
-                                &mut solver,
-                                &job,
-                                None,
-                                deadline,
-                                &cancelled,
-                                turn,
-                            ) {
-                                ItemTurn::Paused(elapsed)
-                                    if keep_paused(
-                                        &mut self.charge,
-                                        self.charged,
-                                        &solver,
-                                        &job,
-                                    ) =>
-                                {
-                                    self.paused_sized = Some((job, elapsed, solver));
-                                    return Step::Unfinished;
-                                }
-                                ItemTurn::Paused(_) => {
-                                    give_sized_solver(solver);
-                                    Err(Failure::Overloaded)
-                                }
-                                ItemTurn::Answered(answered) => {
-                                    give_sized_solver(solver);
-                                    answered
-                                }
-                            }
-                        }
-                        (Ok(limit), Ok(AnyGrid::Nine(grid, form))) => {
-                            let job = Job {
-                                grid,
-                                form,
-                                limit: *limit,
-                            };
-                            let mut own = self.spare.take();
-                            let solver = match own.as_deref_mut() {
-                                Some(solver) => solver,
-                                None => &mut *thread_solver,
-                            };
-                            match item_turn(solver, &job, None) {
-                                ItemTurn::Paused(elapsed) => {
-                                    // The thread's solver serves other tasks
-                                    // next: the search moves out as it stands.
-                                    let solver =
-                                        own.unwrap_or_else(|| Box::new(thread_solver.clone()));
-                                    self.paused = Some((job, elapsed, solver));
-                                    return Step::Unfinished;
-                                }
-                                ItemTurn::Answered(answered) => {
-                                    self.spare = own;
-                                    answered
-                                }
-                            }
-                        }
-                    },
                 }
             };
             let result = match answered {

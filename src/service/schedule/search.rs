@@ -10,10 +10,10 @@ use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
 use super::pending::{Pending, reply_by};
-use super::slices::{Searched, Sliced, slices, slices_of};
+use super::slices::{Engine, Searched, Sliced, slices, slices_of};
 use crate::pb;
 use crate::service::budget::Charge;
-use crate::service::convert::{Job, SizedJob, outcome, sized_answer_to_pb, to_pb};
+use crate::service::convert::{Job, SizedJob, outcome, to_pb};
 use crate::service::pool::{
     Step, Turn, Work, give_sized_solver, take_sized_solver, with_thread_solver,
 };
@@ -187,9 +187,9 @@ impl Work for SizedSearch {
             .unwrap_or_else(|| take_sized_solver(&self.job.grid));
         let pending = &self.pending;
         let cancelled = || pending.cancelled();
-        let searched = sized_turn(
+        let searched = item_turn(
             &self.shared,
-            &mut solver,
+            &mut *solver,
             &self.job,
             self.elapsed,
             pending.deadline(),
@@ -223,13 +223,13 @@ impl Work for SizedSearch {
     }
 }
 
-/// One turn of a sized search: restarted on `job` unless `resumed` (the
-/// solving time so far), to its end or the end of the turn. A panic
-/// answers INTERNAL.
-pub(super) fn sized_turn(
+/// One turn of an item's search, in either engine: restarted on `job`
+/// unless `resumed` (the solving time so far), to its end or the end of
+/// the turn. A panic answers INTERNAL.
+pub(super) fn item_turn<E: Engine>(
     shared: &Shared,
-    solver: &mut SizedSolver,
-    job: &SizedJob,
+    solver: &mut E,
+    job: &E::Job,
     resumed: Option<Duration>,
     deadline: Option<Instant>,
     cancelled: &dyn Fn() -> bool,
@@ -239,31 +239,27 @@ pub(super) fn sized_turn(
         let elapsed = match resumed {
             Some(elapsed) => elapsed,
             None => {
-                solver.restart(&job.grid, job.limit);
+                restart(shared, solver, job);
                 Duration::ZERO
             }
         };
-        slices_of(
-            shared,
-            &mut *solver,
-            u64::MAX,
-            deadline,
-            cancelled,
-            elapsed,
-            turn,
-        )
+        slices_of(shared, solver, u64::MAX, deadline, cancelled, elapsed, turn)
     }));
     match searched {
-        Ok(Ok(Sliced::Done(elapsed))) => ItemTurn::Answered(Ok(sized_answer_to_pb(
-            &solver.answer(),
-            solver.solution().as_ref(),
-            job,
-            elapsed,
-        ))),
+        Ok(Ok(Sliced::Done(elapsed))) => ItemTurn::Answered(Ok(solver.solution(job, elapsed))),
         Ok(Ok(Sliced::Paused(elapsed))) => ItemTurn::Paused(elapsed),
         Ok(Err(failure)) => ItemTurn::Answered(Err(failure)),
         Err(_) => ItemTurn::Answered(Err(Failure::Panicked)),
     }
+}
+
+/// Restarts `solver` on `job` (where the test hook asks, a panic).
+fn restart<E: Engine>(_shared: &Shared, solver: &mut E, job: &E::Job) {
+    #[cfg(feature = "test-hooks")]
+    if E::hooked(_shared, job) {
+        panic!("test hook: panic while solving");
+    }
+    solver.restart(job);
 }
 
 /// Searches `job` in `solver` (restarted) for up to `budget` nodes; see
@@ -277,11 +273,7 @@ pub(super) fn search(
     cancelled: &dyn Fn() -> bool,
     turn: &Turn,
 ) -> Result<Searched, Failure> {
-    #[cfg(feature = "test-hooks")]
-    if shared.panic_on == Some(job.grid) {
-        panic!("test hook: panic while solving {}", job.grid);
-    }
-    solver.restart(&job.grid, job.limit);
+    restart(shared, solver, job);
     slices(
         shared,
         solver,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::pending::past;
 use crate::pb;
 use crate::service::Shared;
-use crate::service::convert::{outcome, outcome_of};
+use crate::service::convert::{Job, SizedJob, outcome, outcome_of, sized_answer_to_pb, to_pb};
 use crate::service::pool::Turn;
 use crate::service::status::Failure;
 use crate::telemetry::metrics::{Gauges, PuzzleOutcome};
@@ -43,14 +43,32 @@ impl Drop for SolvingGuard<'_> {
     }
 }
 
-/// A search that runs in slices: the 9x9 engine and the sized one.
-pub(super) trait Resumable {
+/// An engine as the scheduler drives it: restarted on a job, resumed in
+/// slices, its answer read back as the wire's `Solution`. The 9x9 bitboard
+/// engine and the sized one are the two; every search task is written
+/// once over this.
+pub(in crate::service) trait Engine {
+    /// A validated puzzle of this engine's shapes, with its solution limit
+    /// and the form its answer is written in.
+    type Job;
+    fn restart(&mut self, job: &Self::Job);
     fn resume(&mut self, nodes: u64) -> Progress;
     fn nodes(&self) -> u64;
     fn outcome(&self) -> pb::Outcome;
+    /// The finished search's answer to `job`, as the wire gives it.
+    fn solution(&self, job: &Self::Job, elapsed: Duration) -> pb::Solution;
+    /// The test hook that makes a search of this job panic.
+    #[cfg(feature = "test-hooks")]
+    fn hooked(_shared: &Shared, _job: &Self::Job) -> bool {
+        false
+    }
 }
 
-impl Resumable for Solver {
+impl Engine for Solver {
+    type Job = Job;
+    fn restart(&mut self, job: &Job) {
+        Solver::restart(self, &job.grid, job.limit);
+    }
     fn resume(&mut self, nodes: u64) -> Progress {
         Solver::resume(self, nodes)
     }
@@ -60,9 +78,20 @@ impl Resumable for Solver {
     fn outcome(&self) -> pb::Outcome {
         outcome(&self.answer())
     }
+    fn solution(&self, job: &Job, elapsed: Duration) -> pb::Solution {
+        to_pb(&self.answer(), job, elapsed)
+    }
+    #[cfg(feature = "test-hooks")]
+    fn hooked(shared: &Shared, job: &Job) -> bool {
+        shared.panic_on == Some(job.grid)
+    }
 }
 
-impl Resumable for SizedSolver {
+impl Engine for SizedSolver {
+    type Job = SizedJob;
+    fn restart(&mut self, job: &SizedJob) {
+        SizedSolver::restart(self, &job.grid, job.limit);
+    }
     fn resume(&mut self, nodes: u64) -> Progress {
         SizedSolver::resume(self, nodes)
     }
@@ -72,6 +101,9 @@ impl Resumable for SizedSolver {
     fn outcome(&self) -> pb::Outcome {
         let a = self.answer();
         outcome_of(a.complete, a.count)
+    }
+    fn solution(&self, job: &SizedJob, elapsed: Duration) -> pb::Solution {
+        sized_answer_to_pb(&self.answer(), self.solution().as_ref(), job, elapsed)
     }
 }
 
@@ -105,7 +137,7 @@ pub(super) fn slices(
 }
 
 /// [`slices`] for either engine.
-pub(super) fn slices_of<S: Resumable>(
+pub(super) fn slices_of<S: Engine>(
     shared: &Shared,
     solver: &mut S,
     budget: u64,
