@@ -2,10 +2,11 @@
 //! solve` that 9x9 grids take: 16x16 puzzles streamed through a server in
 //! several messages and streams, answered in input order with a
 //! uniqueness check; `--output jsonl` of 16x16 the same through a server
-//! as in this process; and `--box 3x3` on a 9x9 file the same as no
-//! `--box`, through a server and locally.
+//! as in this process; `--box 3x3` on a 9x9 file the same as no
+//! `--box`, through a server and locally; and the puzzles a lost server
+//! held sent again to the other.
 
-use crate::support::{TestServer, data_set, sudoku_on_file};
+use crate::support::{BinaryServer, SETTLE, TestServer, data_set, sudoku_on_file};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 
 /// The first `n` puzzles of the committed 16x16 set.
@@ -194,4 +195,85 @@ async fn box_three_by_three_on_nine_by_nine_is_the_same_as_no_box() {
             "{how:?}"
         );
     }
+}
+
+/// Sends `signal` (a `kill -s` name) to process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args(["-s", signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -s {signal} {pid}");
+}
+
+/// Two servers and 16x16 puzzles on the streams placed at random over
+/// them (4 per server, one or four puzzles a message): one server is
+/// stopped while puzzles go out, then killed. What its streams held is
+/// sent again on new streams, which the other server answers: every
+/// puzzle answered in its place, exit code 0.
+#[tokio::test]
+async fn a_lost_servers_sixteen_by_sixteen_puzzles_go_to_the_other() {
+    use std::io::{BufReader, Read, Write};
+    use std::process::Stdio;
+    let (a, b) = (
+        BinaryServer::spawn(&[]).await,
+        BinaryServer::spawn(&[]).await,
+    );
+    let servers = format!("{},{}", a.url(), b.url());
+    let puzzles = sixteen(40);
+    let mut child = std::process::Command::new(crate::support::sudoku_cli())
+        .args(["solve", "--server", &servers, "--batch", "4"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", puzzles[0]).unwrap();
+    stdin.flush().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (first, mut stdout) = crate::support::tools::read_line_within(stdout, SETTLE);
+    // Stopped: the streams placed on it take puzzles and answer none.
+    signal(a.pid(), "STOP");
+    for p in &puzzles[1..] {
+        writeln!(stdin, "{p}").unwrap();
+    }
+    stdin.flush().unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    signal(a.pid(), "KILL");
+    drop(stdin);
+    let (rest, status, stderr) = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        tokio::task::spawn_blocking(move || {
+            let mut rest = String::new();
+            stdout.read_to_string(&mut rest).unwrap();
+            let mut stderr = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            (rest, child.wait().unwrap(), stderr)
+        }),
+    )
+    .await
+    .expect("the run ends once the other server has the puzzles")
+    .unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    let answers: Vec<&str> = std::iter::once(first.trim_end())
+        .chain(rest.lines())
+        .collect();
+    assert_eq!(answers.len(), puzzles.len(), "{stderr}");
+    let shape = Shape::new(4, 4).unwrap();
+    for (i, (p, a)) in puzzles.iter().zip(&answers).enumerate() {
+        let p = SizedGrid::from_text(shape, p).unwrap();
+        let s = SizedGrid::from_text(shape, a).unwrap_or_else(|e| panic!("{i}: {e}: {a}"));
+        assert!(
+            s.is_valid_solution() && p.is_kept_by(&s),
+            "record {}",
+            i + 1
+        );
+    }
+    drop(b);
 }
