@@ -8,7 +8,7 @@
 # Python script: per puzzle, a valid 16x16 solution made from the box
 # pattern (row r, column c holds (4 * (r % 4) + r / 4 + c) % 16 + 1), its
 # digits relabelled and its rows within bands, bands, columns within
-# stacks and stacks shuffled, then BLANKS% of its cells (60 by default)
+# stacks and stacks shuffled, then BLANKS% of its cells (50 by default)
 # blanked at random. Each is solvable (its solution keeps every given); some
 # have more than one solution, and any one is the answer (no --unique).
 #
@@ -22,8 +22,9 @@
 #       wall time, user and sys from /usr/bin/time -f, the median of the
 #       rounds (target >= 1.6);
 #   (d) SET9 (data/puzzles2_17_clue, repeated REPEAT9 = 20 times) through
-#       `solve --local` with and without `--box 3x3`, ROUNDS rounds each,
-#       median wall time and the ratio of throughputs (target >= 0.95).
+#       `solve --local` with and without `--box 3x3`, ROUNDS9 rounds (15 by
+#       default: a run is about a second, and one run's noise is several
+#       percent), median wall time and the ratio of throughputs (target >= 0.95).
 # Every round's answers go to /dev/null but the first's, whose answer count
 # and errors are checked.
 #
@@ -35,10 +36,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-100000}
 ROUNDS=${ROUNDS:-5}
-BLANKS=${BLANKS:-60}
+BLANKS=${BLANKS:-50}
 SEED=${SEED:-1}
 SET9=${SET9:-data/puzzles2_17_clue}
 REPEAT9=${REPEAT9:-20}
+ROUNDS9=${ROUNDS9:-15}
 if [[ "${1:-}" != "--no-build" ]]; then
     RUSTFLAGS= cargo build --release --bin sudoku --bin sudoku-server >&2
 fi
@@ -81,7 +83,7 @@ sys.stdout.write("\n".join(out) + "\n")
 EOF
 for _ in $(seq "$REPEAT9"); do grep -v '^#' "$SET9"; done >"$TMP/nine.txt"
 NINE=$(wc -l <"$TMP/nine.txt")
-echo "# $(date -u +%FT%TZ) $(uname -m), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); rounds $ROUNDS"
+echo "# $(date -u +%FT%TZ) $(uname -m), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); rounds $ROUNDS (16x16), $ROUNDS9 (9x9)"
 echo "# (a) $N 16x16 puzzles: seeded ($SEED) relabelled and permuted box-pattern solutions, $BLANKS% of cells blanked"
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -132,12 +134,17 @@ for round in $(seq "$ROUNDS"); do
     # Taken in turn, first one then the other, so drift hits both alike.
     if (( round % 2 )); then
         run local "${LOCAL[@]}"; run server "${REMOTE[@]}"
-        run plain9 "${PLAIN9[@]}"; run box9 "${BOX9[@]}"
     else
         run server "${REMOTE[@]}"; run local "${LOCAL[@]}"
-        run box9 "${BOX9[@]}"; run plain9 "${PLAIN9[@]}"
     fi
     run threads2 "${THREADS2[@]}"
+done
+for round in $(seq "$ROUNDS9"); do
+    if (( round % 2 )); then
+        run plain9 "${PLAIN9[@]}"; run box9 "${BOX9[@]}"
+    else
+        run box9 "${BOX9[@]}"; run plain9 "${PLAIN9[@]}"
+    fi
 done
 
 say() { # name, what, command, puzzles
