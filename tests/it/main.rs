@@ -25,6 +25,7 @@ mod regressions;
 mod scale_out;
 mod service;
 mod signals;
+mod sized_pipeline;
 mod sizes;
 mod slots;
 mod tls;

@@ -308,7 +308,7 @@ async fn the_cli_over_tls_every_command_and_each_refusal() {
     )
     .await;
     solved(&out, count);
-    // A grid of another size goes its own way (one Solve call a puzzle).
+    // Grids of another size, on the same SolveBatch stream (cells and box).
     let four = write(
         &dir,
         "four.txt",

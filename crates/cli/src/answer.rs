@@ -1,15 +1,28 @@
-//! Answers: how the search for one puzzle ended ([`Done`]), where the
-//! puzzle came from ([`Meta`]), and the `--output jsonl` object of each,
-//! written by serde_json.
+//! Answers: the grid a puzzle travels the pipeline as ([`Puzzle`]), how
+//! the search for it ended ([`Done`]), where it came from ([`Meta`]), and
+//! the `--output jsonl` object of each, written by serde_json.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use clap::ValueEnum;
 use serde::Serialize;
 
-use super::words::{code_name, for_people};
+use super::sized_text::Layout;
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::puzzle::text::Format;
 use sudoku_core::puzzle::{CELLS, Grid};
+
+/// A grid on its way through `sudoku solve` (a puzzle or its solution):
+/// the fixed 9x9 form, which the fast engine solves and the hand-written
+/// codec sends, or a grid of another size (any box, 9x9 with boxes other
+/// than 3x3 too), which the generic engine solves and prost sends. Shared,
+/// so a copy kept for a resend costs no allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Puzzle {
+    Nine(Grid),
+    Sized(Arc<SizedGrid>),
+}
 
 /// What to print for each puzzle (every command that reads puzzles).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -32,6 +45,14 @@ pub(super) struct Meta {
 pub(super) enum Echo {
     Grid(Grid),
     Raw(String),
+    /// A record of another size: its box (`None` when the run has none to
+    /// give it, see `sniff::needs_box`), how it was written (its solution
+    /// is written the same way) and its text as given.
+    Sized {
+        shape: Option<Shape>,
+        layout: Layout,
+        raw: String,
+    },
 }
 
 /// How the search for one puzzle ended.
@@ -60,9 +81,9 @@ impl Outcome {
     }
 }
 
-/// The answer for one puzzle (a 9x9 grid, or a grid of another size in
-/// `sized.rs`).
-pub(super) struct Done<G = Grid> {
+/// The answer for one puzzle, its solution a [`Puzzle`] (or, where only
+/// 9x9 grids are read, a [`Grid`]).
+pub(super) struct Done<G = Puzzle> {
     pub(super) outcome: Outcome,
     pub(super) solution: Option<G>,
     pub(super) count: u64,
@@ -83,19 +104,6 @@ impl<G> Done<G> {
             nodes: 0,
             micros: 0,
             error: Some(("INVALID_ARGUMENT", msg)),
-        }
-    }
-
-    /// A puzzle the server failed with `status`, in the command's words.
-    pub(super) fn of_status(status: &tonic::Status) -> Done<G> {
-        let msg = for_people(status.message());
-        match status.code() {
-            tonic::Code::InvalidArgument => Done::invalid(msg),
-            code => Done {
-                outcome: Outcome::Failed,
-                error: Some((code_name(code), msg)),
-                ..Done::invalid(String::new())
-            },
         }
     }
 
@@ -179,22 +187,40 @@ pub(super) fn write_json<G, S: Serialize>(
     out.write_all(b"\n")
 }
 
-/// Writes the `--output jsonl` line of a 9x9 answer.
-pub(super) fn write_json_nine(
-    out: &mut impl Write,
-    meta: &Meta,
-    done: &Done,
-) -> std::io::Result<()> {
-    write_json(out, meta.line, None, done, |g| Digits(g.text_bytes()))
+/// Writes the `--output jsonl` line of an answer of the pipeline: a grid
+/// of another size names its box.
+pub(super) fn write_json_of(out: &mut impl Write, meta: &Meta, done: &Done) -> std::io::Result<()> {
+    let boxed = match &meta.echo {
+        Echo::Sized {
+            shape: Some(shape), ..
+        } => Some(shape as &dyn std::fmt::Display),
+        _ => None,
+    };
+    write_json(out, meta.line, boxed, done, |g| match g {
+        Puzzle::Nine(g) => JsonSolution::Digits(g.text_bytes()),
+        Puzzle::Sized(g) => JsonSolution::Sized(g.clone()),
+    })
 }
 
-/// A 9x9 solution's 81 digits, written as a JSON string without a
-/// `String` of their own.
-struct Digits([u8; CELLS]);
+/// A solution as `--output jsonl` gives it: a 9x9 grid's 81 digits
+/// (written as a JSON string without a `String` of their own); text for
+/// other sizes up to 35x35, an array of integers above.
+enum JsonSolution {
+    Digits([u8; CELLS]),
+    Sized(Arc<SizedGrid>),
+}
 
-impl Serialize for Digits {
+impl Serialize for JsonSolution {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(std::str::from_utf8(&self.0).map_err(serde::ser::Error::custom)?)
+        match self {
+            JsonSolution::Digits(d) => {
+                s.serialize_str(std::str::from_utf8(d).map_err(serde::ser::Error::custom)?)
+            }
+            JsonSolution::Sized(g) => match g.to_text() {
+                Ok(text) => s.serialize_str(&text),
+                Err(_) => g.values().serialize(s),
+            },
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::answer::Meta;
 use super::input::{ReadEnd, Records, Waits, Work};
 use super::printer::Msg;
+use super::sized::Grids;
 use super::window::Window;
 use super::wire::{Item, Request};
 use sudoku_grpc::pb;
@@ -26,6 +27,7 @@ impl Reading {
     /// The reading of `input`, and the queue its messages go to.
     pub(super) fn new(
         input: Box<dyn Read + Send>,
+        grids: Grids,
         window: Arc<Window>,
         to_writer: async_channel::Sender<Msg>,
         batch: usize,
@@ -34,7 +36,7 @@ impl Reading {
     ) -> (Reading, async_channel::Receiver<Request>) {
         let (requests, outbox) = async_channel::bounded::<Request>(queue);
         let reading = Reading {
-            records: Records::new(input),
+            records: Records::new(input, grids),
             batcher: Batcher {
                 // Sized for the message being filled: the first ones are
                 // small, and a new thread's heap grows a system call at a

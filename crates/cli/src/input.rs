@@ -1,18 +1,18 @@
 //! The input of `sudoku solve`: the puzzle file or stdin, its first record
-//! looked at for the grids' size, and its 9x9 records read one at a time,
-//! numbered in input order and handed on as [`Work`], each taking a place
-//! in the reorder window.
+//! looked at for the grids' size, and its records (9x9 by the fast reader,
+//! other sizes by `sized.rs`) read one at a time, numbered in input order
+//! and handed on as [`Work`], each taking a place in the reorder window.
 
 use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context;
 
-use super::answer::{Done, Echo, Meta};
+use super::answer::{Done, Echo, Meta, Puzzle};
 use super::printer::Msg;
+use super::sized::{Grids, ReadRecord, SizedRecords};
 use super::sniff::{Sniffed, sniff};
 use super::window::Window;
-use sudoku_core::puzzle::Grid;
 use sudoku_core::puzzle::text::{Entry, Reader};
 
 /// The puzzle file, or stdin for none or "-".
@@ -57,7 +57,7 @@ pub(super) fn sniffed(
 
 /// What the reader hands to the solving stage.
 pub(super) enum Work {
-    Puzzle(u64, Meta, Grid),
+    Puzzle(u64, Meta, Puzzle),
     /// The input has nothing more buffered: send what is batched.
     Idle,
 }
@@ -66,18 +66,25 @@ pub(super) enum Work {
 /// writer, the others to `work`, which returns false to stop the reading.
 pub(super) fn read_input(
     input: Box<dyn Read + Send>,
+    grids: Grids,
     window: &Window,
     to_writer: &async_channel::Sender<Msg>,
     work: impl FnMut(Work) -> bool,
 ) {
-    Records::new(input).read(window, to_writer, Waits::Yes, work);
+    Records::new(input, grids).read(window, to_writer, Waits::Yes, work);
 }
 
 /// The input's records, numbered in order as they are read; reading can
 /// stop and go on later (on another thread).
 pub(super) struct Records {
-    reader: Reader<Box<dyn Read + Send>>,
+    source: Source,
     seq: u64,
+}
+
+/// The reader of a run's records: 9x9, or another size.
+enum Source {
+    Nine(Reader<Box<dyn Read + Send>>),
+    Sized(SizedRecords),
 }
 
 /// Whether [`Records::read`] may wait for a place in the window.
@@ -100,13 +107,59 @@ pub(super) enum ReadEnd {
 }
 
 impl Records {
-    /// The records of `input`, from its first.
-    pub(super) fn new(input: Box<dyn Read + Send>) -> Records {
-        // Sound puzzles are echoed from their grid, so their lines need no copy.
-        Records {
-            reader: Reader::new(input).raw_of_failures_only(),
-            seq: 0,
+    /// The records of `input`, from its first, for a run of `grids`.
+    pub(super) fn new(input: Box<dyn Read + Send>, grids: Grids) -> Records {
+        let source = match grids {
+            // Sound puzzles are echoed from their grid, so their lines
+            // need no copy.
+            Grids::Nine => Source::Nine(Reader::new(input).raw_of_failures_only()),
+            other => Source::Sized(SizedRecords::new(input, other)),
+        };
+        Records { source, seq: 0 }
+    }
+
+    /// True when a record can be read without waiting for the input.
+    fn has_buffered(&self) -> bool {
+        match &self.source {
+            Source::Nine(r) => r.has_buffered(),
+            Source::Sized(r) => r.has_buffered(),
         }
+    }
+
+    /// The next record: where it came from, and its puzzle or why there is
+    /// none; `None` at the end, `Err` when the input cannot be read on.
+    fn next_record(&mut self) -> Option<Result<ReadRecord, String>> {
+        let entry = match &mut self.source {
+            Source::Nine(reader) => match reader.next()? {
+                Ok(e) => e,
+                Err(e) => return Some(Err(e.to_string())),
+            },
+            Source::Sized(records) => {
+                return Some(records.next_record()?.map_err(|e| e.to_string()));
+            }
+        };
+        let Entry {
+            line,
+            format,
+            puzzle,
+            raw,
+            givens_ok,
+        } = entry;
+        // Givens the reader checked while reading need no second look.
+        let checked = puzzle.and_then(|g| match givens_ok {
+            true => Ok(g),
+            false => g.check_givens().map(|()| g).map_err(|e| e.to_string()),
+        });
+        Some(Ok(match checked {
+            Ok(g) => {
+                let echo = Echo::Grid(g);
+                (Meta { line, format, echo }, Ok(Puzzle::Nine(g)))
+            }
+            Err(msg) => {
+                let echo = Echo::Raw(raw);
+                (Meta { line, format, echo }, Err(msg))
+            }
+        }))
     }
 
     /// Reads records, handing each to `work` (see [`read_input`]), until
@@ -119,7 +172,7 @@ impl Records {
         mut work: impl FnMut(Work) -> bool,
     ) -> ReadEnd {
         loop {
-            if !self.reader.has_buffered() && !work(Work::Idle) {
+            if !self.has_buffered() && !work(Work::Idle) {
                 return ReadEnd::Stopped;
             }
             // Only this thread takes places: with room now, the place
@@ -127,48 +180,26 @@ impl Records {
             if waits == Waits::No && !window.has_room() {
                 return ReadEnd::Stopped;
             }
-            let entry = match self.reader.next() {
+            let (meta, puzzle) = match self.next_record() {
                 None => break,
-                Some(Ok(e)) => e,
+                Some(Ok(r)) => r,
                 Some(Err(e)) => {
-                    let _ = to_writer.send_blocking(Msg::Fatal(e.to_string(), true));
+                    let _ = to_writer.send_blocking(Msg::Fatal(e, true));
                     break;
                 }
             };
             if !window.acquire() {
                 return ReadEnd::Stopped;
             }
-            let Entry {
-                line,
-                format,
-                puzzle,
-                raw,
-                givens_ok,
-            } = entry;
             let seq = self.seq;
             self.seq += 1;
-            // Givens the reader checked while reading need no second look.
-            let checked = puzzle.and_then(|g| match givens_ok {
-                true => Ok(g),
-                false => g.check_givens().map(|()| g).map_err(|e| e.to_string()),
-            });
-            match checked {
+            match puzzle {
                 Ok(g) => {
-                    let meta = Meta {
-                        line,
-                        format,
-                        echo: Echo::Grid(g),
-                    };
                     if !work(Work::Puzzle(seq, meta, g)) {
                         return ReadEnd::Stopped;
                     }
                 }
                 Err(msg) => {
-                    let meta = Meta {
-                        line,
-                        format,
-                        echo: Echo::Raw(raw),
-                    };
                     let answer = vec![(seq, Some(meta), Done::invalid(msg))];
                     if to_writer.send_blocking(Msg::Answers(answer)).is_err() {
                         return ReadEnd::Stopped;

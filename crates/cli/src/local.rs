@@ -1,16 +1,21 @@
 //! The local pool of `sudoku solve --local`: puzzles solved in this
-//! process with the 9x9 engine, by the reading thread itself or by a pool
-//! of solver threads fed work items through a bounded channel.
+//! process, 9x9 grids by the fast engine and other sizes by the generic
+//! one, by the reading thread itself or by a pool of solver threads fed
+//! work items through a bounded channel.
 
 use std::io::Read;
+use std::sync::Arc;
 use std::time::Instant;
 
-use super::answer::{Done, Meta, Outcome};
+use super::answer::{Done, Meta, Outcome, Puzzle};
 use super::input::{Work, read_input};
 use super::printer::Msg;
+use super::sized::Grids;
 use super::window::Window;
 use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::sized::SizedGrid;
 use sudoku_core::solver::Solver;
+use sudoku_core::solver::sized::SizedSolver;
 
 /// How each puzzle is solved in-process.
 #[derive(Clone, Copy)]
@@ -34,8 +39,10 @@ const LOCAL_ITEM: usize = 64;
 /// in, no thread is started but the writer, and answers go to the writer
 /// `batch` at a time. Returns when the input is read and solved (or
 /// printing stopped).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn solve_local(
     input: Box<dyn Read + Send>,
+    grids: Grids,
     window: &Window,
     to_writer: async_channel::Sender<Msg>,
     rules: Rules,
@@ -44,12 +51,12 @@ pub(super) fn solve_local(
     queue: usize,
 ) {
     if threads <= 1 {
-        let mut solver = Solver::new(&Grid::EMPTY, 1);
+        let mut solver = Engines::new();
         let mut answers = Vec::with_capacity(batch);
-        read_input(input, window, &to_writer, |w| {
+        read_input(input, grids, window, &to_writer, |w| {
             match w {
                 Work::Puzzle(seq, meta, g) => {
-                    answers.push((seq, Some(meta), solve_one(&mut solver, &g, rules)));
+                    answers.push((seq, Some(meta), solver.solve(&g, rules)));
                     if answers.len() < batch {
                         return true;
                     }
@@ -65,18 +72,18 @@ pub(super) fn solve_local(
     // Threads share out items of at most LOCAL_ITEM puzzles, so that a
     // small set of hard puzzles still spreads over all of them.
     let batch = batch.min(LOCAL_ITEM);
-    let (jobs, todo) = async_channel::bounded::<Vec<(u64, Meta, Grid)>>(queue);
+    let (jobs, todo) = async_channel::bounded::<Vec<(u64, Meta, Puzzle)>>(queue);
     for _ in 0..threads {
         let todo = todo.clone();
         let to_writer = to_writer.clone();
         std::thread::spawn(move || {
             // One solver per thread, restarted per puzzle: no allocation
             // in the engine.
-            let mut solver = Solver::new(&Grid::EMPTY, 1);
+            let mut solver = Engines::new();
             while let Ok(items) = todo.recv_blocking() {
                 let answers = items
                     .into_iter()
-                    .map(|(seq, meta, g)| (seq, Some(meta), solve_one(&mut solver, &g, rules)))
+                    .map(|(seq, meta, g)| (seq, Some(meta), solver.solve(&g, rules)))
                     .collect();
                 if to_writer.send_blocking(Msg::Answers(answers)).is_err() {
                     return;
@@ -86,7 +93,7 @@ pub(super) fn solve_local(
     }
     drop(todo);
     let mut items = Vec::with_capacity(batch);
-    read_input(input, window, &to_writer, |w| {
+    read_input(input, grids, window, &to_writer, |w| {
         match w {
             Work::Puzzle(seq, meta, g) => {
                 items.push((seq, meta, g));
@@ -102,7 +109,69 @@ pub(super) fn solve_local(
     });
 }
 
-/// Solves one puzzle with `solver`, restarted for it.
+/// The engines of one solver thread: the 9x9 one, and the generic one
+/// once a grid of another size comes (restarted per puzzle, it keeps its
+/// tables while the shape stays the same).
+struct Engines {
+    nine: Solver,
+    sized: Option<SizedSolver>,
+}
+
+impl Engines {
+    fn new() -> Engines {
+        Engines {
+            nine: Solver::new(&Grid::EMPTY, 1),
+            sized: None,
+        }
+    }
+
+    /// Solves `g` with the engine for its shape.
+    fn solve(&mut self, g: &Puzzle, rules: Rules) -> Done {
+        match g {
+            Puzzle::Nine(g) => solve_one(&mut self.nine, g, rules),
+            Puzzle::Sized(g) => {
+                let solver = self
+                    .sized
+                    .get_or_insert_with(|| SizedSolver::new(&SizedGrid::empty(g.shape()), 1));
+                solve_sized(solver, g, rules)
+            }
+        }
+    }
+}
+
+/// Solves one grid of another size with `solver`, restarted for it.
+fn solve_sized(solver: &mut SizedSolver, g: &SizedGrid, rules: Rules) -> Done {
+    let Rules {
+        limit,
+        max_nodes,
+        timed,
+    } = rules;
+    let started = timed.then(Instant::now);
+    solver.restart(g, limit);
+    solver.resume(max_nodes);
+    let a = solver.answer();
+    let micros = started.map_or(0, |t| t.elapsed().as_micros() as u64);
+    let outcome = match (a.complete, a.count) {
+        (true, 1) => Outcome::Solved,
+        (true, 0) => Outcome::NoSolution,
+        (true, _) => Outcome::NotUnique,
+        (false, _) => Outcome::WorkLimit,
+    };
+    Done {
+        outcome,
+        solution: (a.count > 0)
+            .then(|| solver.solution())
+            .flatten()
+            .map(|s| Puzzle::Sized(Arc::new(s))),
+        count: u64::from(a.count),
+        guesses: a.stats.guesses,
+        nodes: a.stats.nodes,
+        micros,
+        error: None,
+    }
+}
+
+/// Solves one 9x9 puzzle with `solver`, restarted for it.
 fn solve_one(solver: &mut Solver, g: &Grid, rules: Rules) -> Done {
     let Rules {
         limit,
@@ -123,7 +192,7 @@ fn solve_one(solver: &mut Solver, g: &Grid, rules: Rules) -> Done {
     };
     Done {
         outcome,
-        solution: a.solution,
+        solution: a.solution.map(Puzzle::Nine),
         count: u64::from(a.count),
         guesses: a.stats.guesses,
         nodes: a.stats.nodes,

@@ -17,21 +17,22 @@
 //! | `bench.rs` | `sudoku bench`, the load generator: its flags, run and report |
 //! | `callers.rs` | `sudoku bench`'s callers (unary, health, streams) and their corpus |
 //! | **pipeline** of `sudoku solve` | |
-//! | `sized.rs` | grids of other sizes, solved one at a time |
 //! | `feeds.rs` | SolveBatch streams that draw from one queue and resend what a lost call left |
 //! | `batch.rs` | records read into request messages, small ones first |
 //! | `local.rs` | the pool of solver threads of `--local` |
-//! | `input.rs` | the puzzle file or stdin, its size sniffed, its 9x9 records read in order |
+//! | `input.rs` | the puzzle file or stdin, its size sniffed, its records read in order |
+//! | `sized.rs` | the grids of a run chosen; records of other sizes read into work items |
 //! | `printer.rs` | the writer: answers in input order, as text or JSON |
 //! | `window.rs` | the reorder window: read but not yet printed, bounded |
 //! | `progress.rs` | the progress line on a terminal |
 //! | **leaves** | |
 //! | `resend.rs` | what a stream sent and has not had answered |
-//! | `wire.rs` | the codec: SolveBatch messages written and read by hand |
+//! | `wire/` | the codec: SolveBatch messages written and read by hand (9x9), by prost (other sizes) |
 //! | `retry.rs` | when to try again: lost servers, back-off, limits |
-//! | `sized_text.rs` | grids of any size as text: records, sniffing, `--box` |
+//! | `sniff.rs` | the size an input's first record tells |
 //! | `tally.rs` | what `sudoku bench` counts, and a process's CPU and memory |
-//! | `answer.rs` | how a puzzle's search ended, and its `--output jsonl` object |
+//! | `answer.rs` | a puzzle of any size, how its search ended, its `--output jsonl` object |
+//! | `sized_text.rs` | grids of any size as text: records, layouts, `--box` |
 //! | `words.rs` | people's words: server messages, gRPC code names, faults |
 //! | `connect.rs` | a channel to one server or several |
 
@@ -135,24 +136,16 @@ fn run() -> i32 {
         },
         _ => None,
     };
-    // `sudoku solve` of 9x9 grids on one stream to one server is a reader
-    // thread, a writer thread and one call, all of whose async work this
-    // thread does: a runtime worker would only add a thread to start and
-    // wake-ups across threads (docs/performance.md has the figures).
-    // Grids of other sizes read their input on the
-    // runtime's thread between calls, so one worker keeps the connection
-    // answering pings meanwhile. Several streams keep a worker per core:
-    // on one worker the first stream to open took every message before
-    // the others (behind a per-call balancer, one backend got all the
-    // work).
-    let mut builder = match (&command, &opened) {
-        (Command::Solve(args), Some(o)) if args.is_one_stream() && !o.is_sized() => {
+    // `sudoku solve` on one stream to one server (grids of any size) is a
+    // reader thread, a writer thread and one call, all of whose async
+    // work this thread does: a runtime worker would only add a thread to
+    // start and wake-ups across threads (docs/performance.md has the
+    // figures). Several streams keep a worker per core: on one worker the
+    // first stream to open took every message before the others (behind a
+    // per-call balancer, one backend got all the work).
+    let mut builder = match &command {
+        Command::Solve(args) if args.is_one_stream() => {
             tokio::runtime::Builder::new_current_thread()
-        }
-        (Command::Solve(args), _) if args.is_one_stream() => {
-            let mut b = tokio::runtime::Builder::new_multi_thread();
-            b.worker_threads(1);
-            b
         }
         _ => tokio::runtime::Builder::new_multi_thread(),
     };

@@ -1,6 +1,7 @@
 //! The writer of `sudoku solve`: a thread that puts the answers back in
 //! input order and prints each as soon as everything before it is printed,
-//! as text or `--output jsonl`; and what the other stages tell it ([`Msg`]).
+//! as text (each in its record's format or layout) or `--output jsonl`;
+//! and what the other stages tell it ([`Msg`]).
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -8,8 +9,9 @@ use std::sync::Arc;
 
 use clap::ValueEnum;
 
-use super::answer::{Answer, Done, Echo, Meta, Outcome, Output, write_json_nine};
+use super::answer::{Answer, Done, Echo, Meta, Outcome, Output, Puzzle, write_json_of};
 use super::progress::{Counts, Say};
+use super::sized_text::{Layout, marked, write};
 use super::window::Window;
 use super::words::puzzles;
 use sudoku_core::puzzle::CELLS;
@@ -22,7 +24,7 @@ pub(super) enum OutputFormat {
     Auto,
     /// 81-character lines.
     Line,
-    /// Nine lines of nine space-separated digits.
+    /// Nine lines of nine space-separated digits (N lines for other sizes).
     Grid,
 }
 
@@ -322,7 +324,10 @@ impl Printer {
             return Ok(());
         }
         if self.print.output == Output::Jsonl {
-            return write_json_nine(out, meta, done);
+            return write_json_of(out, meta, done);
+        }
+        if let Echo::Sized { layout, raw, .. } = &meta.echo {
+            return self.print_sized(out, meta.line, *layout, raw, done, complaint);
         }
         let fmt = match self.print.format {
             OutputFormat::Auto => meta.format,
@@ -332,7 +337,7 @@ impl Printer {
         let multi_line = fmt != Format::Line;
         // The common line, a solution on one line, as bytes: no String and
         // no formatting per puzzle.
-        if let (Some(s), None, false) = (&done.solution, &complaint, multi_line) {
+        if let (Some(Puzzle::Nine(s)), None, false) = (&done.solution, &complaint, multi_line) {
             *first = false;
             let mut line = [b'\n'; CELLS + 1];
             line[..CELLS].copy_from_slice(&s.text_bytes());
@@ -343,11 +348,13 @@ impl Printer {
         }
         *first = false;
         let body = match (&done.solution, &meta.echo) {
-            (Some(s), _) if matches!(done.outcome, Outcome::Solved | Outcome::NotUnique) => {
+            (Some(Puzzle::Nine(s)), _)
+                if matches!(done.outcome, Outcome::Solved | Outcome::NotUnique) =>
+            {
                 write_grid(s, fmt)
             }
             (_, Echo::Grid(g)) => write_grid(g, fmt),
-            (_, Echo::Raw(raw)) => raw.clone(),
+            (_, Echo::Raw(raw) | Echo::Sized { raw, .. }) => raw.clone(),
         };
         let mark = match (done.outcome, complaint) {
             (_, None) => None,
@@ -358,6 +365,54 @@ impl Printer {
             None => writeln!(out, "{body}"),
             Some(m) if multi_line => writeln!(out, "{body}\n# {m}"),
             Some(m) => writeln!(out, "{body}  # {m}"),
+        }
+    }
+
+    /// Prints the answer of a record of another size, written in its
+    /// record's layout (or the one `--format` asks for): a solution (a
+    /// second one found marked `# not unique`, as 9x9 grids are), or the
+    /// record as given with `# error: line N: ...`.
+    fn print_sized(
+        &self,
+        out: &mut impl Write,
+        line: usize,
+        layout: Layout,
+        raw: &str,
+        done: &Done,
+        complaint: Option<String>,
+    ) -> std::io::Result<()> {
+        let asked = match self.print.format {
+            OutputFormat::Auto => None,
+            OutputFormat::Line => Some(true),
+            OutputFormat::Grid => Some(false),
+        };
+        let solution = match (&done.solution, done.outcome) {
+            (Some(Puzzle::Sized(s)), Outcome::Solved | Outcome::NotUnique) => Some(s),
+            _ => None,
+        };
+        match (solution, complaint) {
+            (Some(s), None) => {
+                writeln!(
+                    out,
+                    "{}",
+                    write(s, layout.as_asked(asked, s.shape().side()))
+                )
+            }
+            (Some(s), Some(what)) if done.outcome == Outcome::NotUnique => {
+                let body = write(s, layout.as_asked(asked, s.shape().side()));
+                match body.contains('\n') {
+                    true => writeln!(out, "{body}\n# {what}"),
+                    false => writeln!(out, "{body}  # {what}"),
+                }
+            }
+            (_, c) => {
+                let why = c.unwrap_or_else(|| "no solution".to_string());
+                writeln!(
+                    out,
+                    "{}",
+                    marked(raw, &format!("# error: line {line}: {why}"))
+                )
+            }
         }
     }
 }

@@ -132,7 +132,7 @@ impl Source {
             while items.peek().is_some() {
                 let chunk: Vec<Item> = items.by_ref().take(cap.get()).collect();
                 for item in &chunk {
-                    t.pending.insert(item.id, *item);
+                    t.pending.insert(item.id, item.clone());
                 }
                 messages.push_back(Request {
                     items: chunk,
@@ -167,7 +167,7 @@ impl Stream for Source {
         match this.queue.as_mut().poll_next(cx) {
             Poll::Ready(Some(mut message)) => {
                 for item in &message.items {
-                    t.pending.insert(item.id, *item);
+                    t.pending.insert(item.id, item.clone());
                 }
                 let cap = this.cap.get();
                 if message.items.len() > cap {
@@ -196,7 +196,7 @@ mod tests {
     fn item(id: u64) -> Item {
         Item {
             id,
-            grid: sudoku_core::puzzle::Grid::EMPTY,
+            grid: crate::answer::Puzzle::Nine(sudoku_core::puzzle::Grid::EMPTY),
         }
     }
 

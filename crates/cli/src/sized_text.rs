@@ -100,15 +100,41 @@ pub(super) struct Record {
     pub(super) raw: String,
 }
 
-impl Record {
-    /// The record as given followed by `mark` ("# error: ..."), as 9x9
-    /// records are answered: on the same line after a one-line record, on
-    /// a line of its own after a block.
-    pub(super) fn marked(&self, mark: &str) -> String {
-        match (self.raw.is_empty(), self.raw.contains('\n')) {
-            (true, _) => mark.to_string(),
-            (false, false) => format!("{}  {mark}", self.raw),
-            (false, true) => format!("{}\n{mark}", self.raw),
+/// A record as given (`raw`, see [`Record`]) followed by `mark` ("#
+/// error: ..."), as 9x9 records are answered: on the same line after a
+/// one-line record, on a line of its own after a block.
+pub(super) fn marked(raw: &str, mark: &str) -> String {
+    match (raw.is_empty(), raw.contains('\n')) {
+        (true, _) => mark.to_string(),
+        (false, false) => format!("{raw}  {mark}"),
+        (false, true) => format!("{raw}\n{mark}"),
+    }
+}
+
+impl Layout {
+    /// The layout a solution of side `side` is written in, for a record
+    /// written in this one: its own (`line` `None`, `--format auto`), one
+    /// line (`Some(true)`, `--format line`) or a block of spaced rows
+    /// (`Some(false)`, `--format grid`). Integers above 35x35, where
+    /// characters stop.
+    pub(super) fn as_asked(self, line: Option<bool>, side: usize) -> Layout {
+        let big = side > 35;
+        match (line, self) {
+            (None, l) => l,
+            (Some(true), Layout::Json(s)) if s.ints || big => Layout::Ints,
+            (Some(true), Layout::Json(_)) => Layout::Chars,
+            (Some(false), Layout::Json(s)) => Layout::Block {
+                ints: s.ints || big,
+                spaced: true,
+            },
+            (Some(true), Layout::Block { ints, .. }) if ints || big => Layout::Ints,
+            (Some(true), Layout::Block { .. }) => Layout::Chars,
+            (Some(false), l @ Layout::Block { .. }) => l,
+            (Some(true), l) => l,
+            (Some(false), l) => Layout::Block {
+                ints: l == Layout::Ints || big,
+                spaced: true,
+            },
         }
     }
 }
@@ -138,6 +164,18 @@ pub(super) struct Records<R> {
     json: Scanner,
     /// Boards read from one line, not yet handed out.
     ready: VecDeque<Record>,
+}
+
+impl<R> Records<R> {
+    /// The input underneath, as far as it is read.
+    pub(super) fn input(&self) -> &R {
+        &self.input
+    }
+
+    /// True when records read from one line wait to be handed out.
+    pub(super) fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
 }
 
 impl<R: std::io::BufRead> Records<R> {

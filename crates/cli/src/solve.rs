@@ -1,7 +1,9 @@
 //! `sudoku solve`, the command: its flags, and the stages of a run set up
-//! and joined. Puzzles from a file or stdin are solved through servers
-//! (SolveBatch) or in this process, and printed in input order in the
-//! input's own format, as a stream.
+//! and joined. Puzzles of any size from a file or stdin are solved through
+//! servers (SolveBatch) or in this process, and printed in input order in
+//! the input's own format, as a stream. Every size takes the same stages;
+//! 9x9 grids the fast reader, engine and codec, other sizes the generic
+//! ones (`sized.rs`).
 //!
 //! Three stages run at once, so memory stays flat however long the input:
 //! a reader parses one record at a time and hands puzzles on (with
@@ -29,7 +31,7 @@ use super::input::{self, is_regular, is_regular_file};
 use super::local::{Rules, solve_local};
 use super::printer::{Msg, OutputFormat, Print, Summary, Writer};
 use super::progress::Progress;
-use super::sized;
+use super::sized::Grids;
 use super::sized_text::parse_box;
 use super::window::Window;
 use sudoku_grpc::pb;
@@ -91,8 +93,10 @@ pub struct SolveArgs {
     /// a perfect square (4, 16, 25...) gets its square box, said on stderr.
     /// Needed for rectangular boxes, which the side alone cannot tell:
     /// RxC (2x3 or 3x2 for 6x6), or "auto" for the squarest (6 is 2x3).
-    /// Every record of a run has the first one's size. Other sizes are
-    /// solved one at a time, written back in the input's shape.
+    /// Every record of a run has the first one's size. Every size is
+    /// solved alike (--threads, --batch, --window, --streams, --unique),
+    /// written back in the input's shape; a 9x9 grid of 3x3 boxes always
+    /// takes the fast 9x9 engine.
     #[arg(long = "box", value_name = "RxC|auto")]
     boxx: Option<String>,
     /// Work budget per puzzle for --local, in search nodes.
@@ -104,9 +108,9 @@ pub struct SolveArgs {
 }
 
 impl SolveArgs {
-    /// True for `--local` without `--box`: the in-process path, which needs no async runtime.
+    /// True for `--local`: the in-process path, which needs no async runtime.
     pub(super) fn is_local(&self) -> bool {
-        self.local && self.boxx.is_none()
+        self.local
     }
 
     /// True for one stream to one server (see the runtime in `main`).
@@ -183,40 +187,16 @@ impl Run {
     }
 }
 
-/// How a run of another size writes its answers: `--output` and
-/// `--format` as for 9x9 grids.
-fn sized_output(args: &SolveArgs) -> sized::Written {
-    sized::Written {
-        jsonl: args.output == Output::Jsonl,
-        line: match args.format {
-            OutputFormat::Auto => None,
-            OutputFormat::Line => Some(true),
-            OutputFormat::Grid => Some(false),
-        },
-    }
-}
-
 /// `sudoku solve --local`: no runtime, no async I/O. This thread reads
 /// (and with one solver thread, solves) while the writer prints.
 pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
-    let (mut input, other) = input::sniffed(args.file.as_deref())?;
-    if let Some(s) = other {
-        // Another size: its reader is async for the server case; a runtime
-        // of this thread alone runs it.
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the runtime")?;
-        return runtime.block_on(sized::run(
-            &mut input,
-            sized::Size::Sniffed(s),
-            None,
-            args.unique,
-            args.max_nodes,
-            args.quiet,
-            sized_output(&args),
-        ));
-    }
+    let opened = Opened::of(&args)?;
+    local(args, opened)
+}
+
+/// The in-process run of `opened`.
+fn local(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
+    let Opened { input, grids, .. } = opened;
     let Run {
         input,
         source,
@@ -240,6 +220,7 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
     };
     solve_local(
         input,
+        grids,
         &window,
         to_writer,
         rules,
@@ -250,63 +231,52 @@ pub fn run_local(args: SolveArgs) -> anyhow::Result<i32> {
     Run::finish(done.blocking_recv(), progress, args.quiet, &source)
 }
 
-/// The input of a run, opened (and its first record looked at, without
-/// `--box`) before any runtime starts: a run of 9x9 grids on one stream
-/// needs no runtime thread of its own (see `client::main`).
+/// The input of a run, opened (and its first record looked at, unless
+/// `--box RxC` says the size) before any runtime starts: a run on one
+/// stream needs no runtime thread of its own (see `client::main`).
 pub struct Opened {
     input: Box<dyn Read + Send>,
-    /// The grids' size when they are not 9x9.
-    size: Option<sized::Size>,
+    /// The grids of the run.
+    grids: Grids,
     /// The input is a regular file: reading it never waits on a writer.
     regular: bool,
 }
 
 impl Opened {
     pub fn of(args: &SolveArgs) -> anyhow::Result<Opened> {
-        let (input, size) = match &args.boxx {
-            Some(b) if b == "auto" => (input::open(args.file.as_deref())?, Some(sized::Size::Auto)),
-            Some(b) => (
-                input::open(args.file.as_deref())?,
-                Some(sized::Size::Given(parse_box(b)?)),
-            ),
-            None => {
-                let (input, other) = input::sniffed(args.file.as_deref())?;
-                (input, other.map(sized::Size::Sniffed))
+        let file = args.file.as_deref();
+        let (input, grids) = match args.boxx.as_deref() {
+            Some(b) if b != "auto" => {
+                let grids = Grids::given(parse_box(b)?);
+                (input::open(file)?, grids)
+            }
+            b => {
+                let (input, sniffed) = input::sniffed(file)?;
+                (input, Grids::sniffed(sniffed, b.is_some(), args.quiet)?)
             }
         };
         Ok(Opened {
             input,
-            size,
-            regular: is_regular_file(args.file.as_deref()),
+            grids,
+            regular: is_regular_file(file),
         })
-    }
-
-    /// True for grids of another size than 9x9.
-    pub fn is_sized(&self) -> bool {
-        self.size.is_some()
     }
 }
 
-/// `sudoku solve` through servers, and any run of grids of another size.
+/// `sudoku solve` through servers.
 pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
-    let server = (!args.local).then_some((args.server.as_slice(), &args.tls));
+    if let Grids::NeedsBox(_) = opened.grids {
+        // Every record is an error that asks for `--box`: nothing to send,
+        // so no server is asked (or needed).
+        return tokio::task::spawn_blocking(move || local(args, opened))
+            .await
+            .context("the run failed")?;
+    }
     let Opened {
-        mut input,
-        size,
+        input,
+        grids,
         regular,
     } = opened;
-    if let Some(size) = size {
-        return sized::run(
-            &mut input,
-            size,
-            server,
-            args.unique,
-            args.max_nodes,
-            args.quiet,
-            sized_output(&args),
-        )
-        .await;
-    }
     // The connection opens while the first message is read, and the
     // threads start only once it is on its way: the TCP and HTTP/2
     // handshakes, the starting of threads and the reading would otherwise
@@ -346,6 +316,7 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
     });
     let (reading, outbox) = Reading::new(
         input,
+        grids,
         window.clone(),
         to_writer.clone(),
         batch,

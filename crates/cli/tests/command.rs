@@ -1,5 +1,6 @@
 //! The `sudoku` command as a user first meets it, with no server: its help,
-//! and `solve --local` on the three formats people write 9x9 grids in.
+//! `solve --local` on the three formats people write 9x9 grids in, and
+//! other sizes on the same pool of solver threads.
 //! Everything it does through a server is tested in tests/it (cli.rs,
 //! toolkit.rs), against the real server.
 
@@ -178,4 +179,63 @@ fn a_puzzle_with_a_bad_character_says_where() {
         all.contains("line 1, column 1") && all.contains("'x'"),
         "the error names the cell and the character: {all}"
     );
+}
+
+/// Records of the committed 16x16 set, and a 16x16 grid of one given
+/// (many solutions) as record 4 of them.
+fn sixteen_input() -> String {
+    let set = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/sizes/16x16-hard.txt"
+    );
+    let mut records: Vec<String> = std::fs::read_to_string(set)
+        .expect("the 16x16 set")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .take(16)
+        .map(String::from)
+        .collect();
+    records.insert(3, format!("1{}", ".".repeat(255)));
+    records.join("\n") + "\n"
+}
+
+/// 16x16 grids go through the pool of `--threads` as 9x9 grids do (work
+/// items of `--batch` puzzles shared out): two threads print what one
+/// does, in input order, the grid with many solutions marked.
+#[test]
+fn other_sizes_use_every_local_thread_and_keep_the_order() {
+    let input = sixteen_input();
+    let run = |threads: &str| {
+        let args = [
+            "solve",
+            "--local",
+            "--unique",
+            "--batch",
+            "2",
+            "--threads",
+            threads,
+        ];
+        let out = sudoku(&args, &input);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let one = run("1");
+    let lines: Vec<&str> = one.lines().collect();
+    assert_eq!(lines.len(), input.lines().count(), "{one}");
+    assert!(lines[3].ends_with("  # not unique: 2+ solutions"), "{one}");
+    assert_eq!(lines.iter().filter(|l| l.contains('#')).count(), 1, "{one}");
+    assert_eq!(run("2"), one, "--threads 2 prints what --threads 1 does");
+}
+
+/// `--box 3x3` on 9x9 grids is the 9x9 path: the same output as no `--box`.
+#[test]
+fn box_three_by_three_on_nine_by_nine_prints_what_no_box_does() {
+    let input = format!("{CLASSIC}\n55{}\n{CLASSIC}\n", ".".repeat(79));
+    let plain = sudoku(&["solve", "--local"], &input);
+    let boxed = sudoku(&["solve", "--local", "--box", "3x3"], &input);
+    assert_eq!(plain.status.code(), Some(1));
+    assert_eq!(boxed.status.code(), plain.status.code());
+    assert_eq!(text(&boxed.stdout), text(&plain.stdout));
+    assert_eq!(text(&boxed.stderr), text(&plain.stderr));
+    assert!(text(&plain.stdout).starts_with(CLASSIC_SOLVED));
 }

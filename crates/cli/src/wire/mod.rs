@@ -1,7 +1,9 @@
 //! The codec of `sudoku solve --server`: SolveBatch messages written and
-//! read by hand, so a puzzle costs no allocation on its way out or back
+//! read by hand, so a 9x9 puzzle costs no allocation on its way out or back
 //! (prost's generated types give each puzzle a `String` going out, and each
-//! answer a `String` and a decoded tree coming back).
+//! answer a `String` and a decoded tree coming back). A grid of another
+//! size goes out as prost writes it, its cells with its box, and comes
+//! back through prost.
 //!
 //! The bytes are the protobuf encoding of `SolveBatchRequest` and
 //! `SolveBatchResponse`, field for field (the tests check both against
@@ -14,16 +16,17 @@ use prost::bytes::{Buf, BufMut};
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
-use super::answer::{Answer, Done, Outcome};
+use super::answer::{Answer, Done, Outcome, Puzzle};
 use super::words::{code_name, for_people};
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::puzzle::{CELLS, Grid};
 use sudoku_grpc::pb;
 
 /// One puzzle to send: the id its answer comes back with, and its grid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Item {
     pub(super) id: u64,
-    pub(super) grid: Grid,
+    pub(super) grid: Puzzle,
 }
 
 /// One request message of a SolveBatch stream.
@@ -65,6 +68,23 @@ const GRID_BODY: usize = 2 + CELLS;
 pub(super) fn encode_request(request: &Request, dst: &mut impl BufMut) {
     let mut text = [0u8; CELLS];
     for item in &request.items {
+        let grid = match &item.grid {
+            Puzzle::Nine(g) => g,
+            Puzzle::Sized(g) => {
+                let shape = g.shape();
+                let item = pb::BatchItem {
+                    id: item.id,
+                    puzzle: Some(pb::Grid {
+                        cells: g.to_cells(),
+                        box_rows: shape.box_rows() as u32,
+                        box_cols: shape.box_cols() as u32,
+                        ..Default::default()
+                    }),
+                };
+                prost::encoding::message::encode(1, &item, dst);
+                continue;
+            }
+        };
         // BatchItem { id = 1, puzzle = 2: Grid { text = 1 } }
         let body = 1 + varint_len(item.id) + 2 + GRID_BODY;
         dst.put_u8(key(1, LEN));
@@ -75,7 +95,7 @@ pub(super) fn encode_request(request: &Request, dst: &mut impl BufMut) {
         dst.put_u8(GRID_BODY as u8);
         dst.put_u8(key(1, LEN));
         dst.put_u8(CELLS as u8);
-        for (t, &v) in text.iter_mut().zip(&item.grid.0) {
+        for (t, &v) in text.iter_mut().zip(&grid.0) {
             *t = if v == 0 { b'.' } else { b'0' + v };
         }
         dst.put_slice(&text);
@@ -191,7 +211,7 @@ fn fast_result(bytes: &[u8], unique: bool) -> Option<Answer> {
     };
     let done = Done {
         outcome,
-        solution: grid,
+        solution: grid.map(Puzzle::Nine),
         count,
         guesses,
         nodes,
@@ -257,13 +277,7 @@ pub(super) fn done_of(r: pb::BatchResult, unique: bool) -> Done {
     };
     match r.result {
         Some(pb::batch_result::Result::Solution(s)) => {
-            done.solution = s.grid.as_ref().and_then(|g| {
-                if g.text.is_empty() {
-                    Grid::from_cells(&g.cells).ok()
-                } else {
-                    Grid::from_text(&g.text).ok()
-                }
-            });
+            done.solution = s.grid.as_ref().and_then(puzzle_of);
             done.count = s.solution_count;
             if let Some(st) = s.stats {
                 (done.guesses, done.nodes, done.micros) = (st.guesses, st.nodes, st.solve_time_us);
@@ -293,6 +307,26 @@ pub(super) fn done_of(r: pb::BatchResult, unique: bool) -> Done {
         None => done.error = Some(("UNKNOWN", "the server sent an empty result".into())),
     }
     done
+}
+
+/// A grid the server sent: 9x9 without a box (or with 3x3), else the
+/// grid of its box; `None` when it does not read.
+fn puzzle_of(g: &pb::Grid) -> Option<Puzzle> {
+    match (g.box_rows, g.box_cols) {
+        (0, 0) | (3, 3) => match g.text.is_empty() {
+            true => Grid::from_cells(&g.cells).ok(),
+            false => Grid::from_text(&g.text).ok(),
+        }
+        .map(Puzzle::Nine),
+        (r, c) => {
+            let shape = Shape::new(r as usize, c as usize).ok()?;
+            match g.text.is_empty() {
+                true => SizedGrid::from_cells(shape, &g.cells).ok(),
+                false => SizedGrid::from_text(shape, &g.text).ok(),
+            }
+            .map(|g| Puzzle::Sized(std::sync::Arc::new(g)))
+        }
+    }
 }
 
 /// The codec of the CLI's SolveBatch calls: [`Request`] out, [`Answers`]
@@ -348,214 +382,4 @@ impl Decoder for BatchCodec {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn grid(text: &str) -> Grid {
-        Grid::from_text(text).unwrap()
-    }
-
-    const PUZZLE: &str =
-        "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......";
-    const SOLVED: &str =
-        "417369825632158947958724316825437169791586432346912758289643571573291684164875293";
-
-    #[test]
-    fn requests_are_what_prost_writes() {
-        for (ids, options) in [
-            (vec![0u64, 1, 127, 128, 300, u64::MAX], None),
-            (
-                vec![5],
-                Some(pb::SolveOptions {
-                    mode: pb::SolveMode::Count as i32,
-                    max_solutions: 2,
-                }),
-            ),
-            (vec![], None),
-        ] {
-            let request = Request {
-                items: ids
-                    .iter()
-                    .map(|&id| Item {
-                        id,
-                        grid: grid(PUZZLE),
-                    })
-                    .collect(),
-                options,
-            };
-            let mut ours = Vec::new();
-            encode_request(&request, &mut ours);
-            let theirs = pb::SolveBatchRequest {
-                items: ids
-                    .iter()
-                    .map(|&id| pb::BatchItem {
-                        id,
-                        puzzle: Some(pb::Grid {
-                            text: PUZZLE.to_string(),
-                            ..Default::default()
-                        }),
-                    })
-                    .collect(),
-                options,
-            };
-            // prost leaves out an id of 0; both read back the same.
-            assert_eq!(pb::SolveBatchRequest::decode(&ours[..]).unwrap(), theirs);
-            let nonzero = ids.iter().all(|&id| id != 0);
-            if nonzero {
-                assert_eq!(ours, theirs.encode_to_vec());
-            }
-        }
-        for v in [0, 1, 127, 128, 16_383, 16_384, u64::MAX] {
-            let mut b = Vec::new();
-            put_varint(&mut b, v);
-            assert_eq!(b.len(), varint_len(v), "{v}");
-        }
-    }
-
-    fn solution(outcome: pb::Outcome, text: &str, count: u64) -> pb::batch_result::Result {
-        pb::batch_result::Result::Solution(pb::Solution {
-            outcome: outcome as i32,
-            grid: (!text.is_empty()).then(|| pb::Grid {
-                text: text.to_string(),
-                ..Default::default()
-            }),
-            solution_count: count,
-            stats: Some(pb::SolveStats {
-                guesses: 3,
-                nodes: 1_000_000,
-                solve_time_us: 17,
-            }),
-        })
-    }
-
-    fn summary(d: &Done) -> String {
-        format!(
-            "{:?} {:?} {} {} {} {} {:?}",
-            d.outcome as u8, d.solution, d.count, d.guesses, d.nodes, d.micros, d.error
-        )
-    }
-
-    #[test]
-    fn answers_read_as_prost_reads_them_on_either_path() {
-        let cells = pb::Grid {
-            cells: grid(SOLVED).0.iter().map(|&d| u32::from(d)).collect(),
-            ..Default::default()
-        };
-        let results = vec![
-            (7, Some(solution(pb::Outcome::Solved, SOLVED, 1))),
-            (0, Some(solution(pb::Outcome::MultipleSolutions, SOLVED, 2))),
-            (9, Some(solution(pb::Outcome::NoSolution, "", 0))),
-            (10, Some(solution(pb::Outcome::WorkLimitReached, "", 0))),
-            (11, Some(solution(pb::Outcome::Unspecified, SOLVED, 1))),
-            // Slow paths: cells, a bad text, an error, nothing.
-            (
-                12,
-                Some(pb::batch_result::Result::Solution(pb::Solution {
-                    outcome: pb::Outcome::Solved as i32,
-                    grid: Some(cells),
-                    solution_count: 1,
-                    stats: None,
-                })),
-            ),
-            (13, Some(solution(pb::Outcome::Solved, &SOLVED[1..], 1))),
-            (
-                14,
-                Some(pb::batch_result::Result::Error(tonic_types::pb::Status {
-                    code: tonic::Code::InvalidArgument as i32,
-                    message: "items[0].puzzle: 5 is given twice".into(),
-                    details: vec![],
-                })),
-            ),
-            (u64::MAX, None),
-        ];
-        let msg = pb::SolveBatchResponse {
-            results: results
-                .into_iter()
-                .map(|(id, result)| pb::BatchResult { id, result })
-                .collect(),
-        };
-        let bytes = msg.encode_to_vec();
-        for unique in [false, true] {
-            let ours = decode_response(&bytes, unique).unwrap();
-            let theirs: Vec<(u64, Done)> = msg
-                .results
-                .iter()
-                .cloned()
-                .map(|r| (r.id, done_of(r, unique)))
-                .collect();
-            assert_eq!(ours.len(), theirs.len());
-            for ((a, _, da), (b, db)) in ours.iter().zip(&theirs) {
-                assert_eq!(a, b);
-                assert_eq!(summary(da), summary(db), "id {a}");
-            }
-        }
-        // The fast path is the one the common answer takes.
-        let one = pb::BatchResult {
-            id: 7,
-            result: Some(solution(pb::Outcome::Solved, SOLVED, 1)),
-        };
-        assert!(fast_result(&one.encode_to_vec(), false).is_some());
-        // Truncated bytes are an error, not a panic.
-        assert!(decode_response(&bytes[..bytes.len() - 3], false).is_err());
-        // An unknown field of the response is skipped, as prost does.
-        let mut extra = bytes.clone();
-        extra.extend_from_slice(&[key(9, VARINT), 1]);
-        assert_eq!(decode_response(&extra, false).unwrap().len(), 9);
-    }
-
-    /// A valid response of solved, counted, unsolved and failed results.
-    fn sample() -> Vec<u8> {
-        let results = [
-            (7, Some(solution(pb::Outcome::Solved, SOLVED, 1))),
-            (
-                300,
-                Some(solution(pb::Outcome::MultipleSolutions, SOLVED, 2)),
-            ),
-            (9, Some(solution(pb::Outcome::NoSolution, "", 0))),
-            (
-                14,
-                Some(pb::batch_result::Result::Error(tonic_types::pb::Status {
-                    code: tonic::Code::Internal as i32,
-                    message: "items[2]: boom".into(),
-                    details: vec![],
-                })),
-            ),
-        ];
-        pb::SolveBatchResponse {
-            results: results
-                .into_iter()
-                .map(|(id, result)| pb::BatchResult { id, result })
-                .collect(),
-        }
-        .encode_to_vec()
-    }
-
-    proptest::proptest! {
-        /// Whatever bytes a server sends, the hand-written reader does not
-        /// panic, and where prost reads them too the two agree.
-        #[test]
-        fn any_bytes_read_as_prost_reads_them_or_fail(
-            edits in proptest::collection::vec((0usize..2_000, proptest::prelude::any::<u8>()), 0..6),
-            cut in 0usize..2_000,
-            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
-            unique in proptest::prelude::any::<bool>(),
-        ) {
-            let mut bytes = sample();
-            for (at, b) in edits {
-                let n = bytes.len();
-                bytes[at % n] = b;
-            }
-            bytes.truncate(cut.max(1).min(bytes.len()));
-            bytes.extend_from_slice(&noise);
-            let ours = decode_response(&bytes, unique);
-            let theirs = pb::SolveBatchResponse::decode(&bytes[..]);
-            if let (Ok(ours), Ok(theirs)) = (ours, theirs) {
-                proptest::prop_assert_eq!(ours.len(), theirs.results.len());
-                for ((a, _, da), r) in ours.iter().zip(theirs.results) {
-                    proptest::prop_assert_eq!(*a, r.id);
-                    proptest::prop_assert_eq!(summary(da), summary(&done_of(r, unique)));
-                }
-            }
-        }
-    }
-}
+mod tests;
