@@ -303,11 +303,8 @@ fn hold_answer(mut response: Answered) -> Answered {
 type Answered = tonic::codegen::http::Response<tonic::body::Body>;
 
 /// How long a closed connection's socket keeps reading what the client
-/// still sends, at most (nginx's lingering timeout). A client closes its
-/// side as soon as it has read the last answers, so this bound is reached
-/// only by one that is slow to read them: on a loaded machine 2 s were
-/// too few, and the reset that followed lost a drained call's answer.
-const LINGER: Duration = Duration::from_secs(5);
+/// still sends, at most.
+const LINGER: Duration = Duration::from_secs(2);
 
 /// A connection's socket, closed the way HTTP servers close sockets
 /// ("lingering close"). When hyper ends a connection (after a drain, or old
