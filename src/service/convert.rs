@@ -76,16 +76,20 @@ pub(super) struct Job {
 
 /// Which wire form the puzzle came in; the solution goes back in the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Form {
+pub enum Form {
+    /// `text`: one character a cell.
     Text,
+    /// `cells`: one integer a cell.
     Cells,
 }
 
-/// A puzzle a request carried, of any shape: a 9x9 one goes to the fast
-/// engine, the others to the sized one.
+/// A wire grid of any shape, read: a 9x9 one goes to the fast engine, the
+/// others to the sized one.
 #[derive(Debug, Clone)]
-pub(super) enum AnyGrid {
+pub enum AnyGrid {
+    /// 9x9 with 3x3 boxes (no box fields, or 3x3).
     Nine(Grid, Form),
+    /// Any other shape.
     Sized(SizedGrid, Form),
 }
 
@@ -110,6 +114,13 @@ impl AnyGrid {
 /// Reads a wire grid of any shape and checks its givens.
 pub(super) fn parse_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
     decode(grid, field, true)
+}
+
+/// Reads a wire grid of any shape, givens not checked, by the one decoder
+/// the server reads requests with: for clients of this crate reading the
+/// grids of answers. A fault is said as the server's status would say it.
+pub fn read_grid(grid: &pb::Grid) -> Result<AnyGrid, String> {
+    read_any(Some(grid), "").map_err(|f| tonic::Status::from(f).message().to_string())
 }
 
 /// Reads a wire grid of any shape, givens that break the rules and all.

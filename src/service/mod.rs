@@ -37,7 +37,7 @@ mod stream;
 mod trim;
 
 pub use budget::{AnswerCharge, Budget, Charge, Purpose, Share};
-pub use convert::MAX_SOLUTIONS_LIMIT;
+pub use convert::{AnyGrid, Form, MAX_SOLUTIONS_LIMIT, read_grid};
 pub use status::{ERROR_DOMAIN, OVERLOAD_PUSHBACK_MS, message_too_large, second_message};
 
 /// Which connection a call arrived on. The server puts one in every

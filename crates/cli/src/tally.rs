@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use sudoku_core::puzzle::Grid;
 use sudoku_grpc::pb;
+use sudoku_grpc::service::{AnyGrid, read_grid};
 
 /// What one worker (a unary caller or a stream) saw.
 pub(super) struct Tally {
@@ -100,12 +101,9 @@ impl Tally {
         if !verify {
             return;
         }
-        let grid = s.grid.as_ref().map(|g| {
-            if g.text.is_empty() {
-                Grid::from_cells(&g.cells)
-            } else {
-                Grid::from_text(&g.text)
-            }
+        let grid = s.grid.as_ref().map(|g| match read_grid(g)? {
+            AnyGrid::Nine(g, _) => Ok(g),
+            AnyGrid::Sized(g, _) => Err(format!("a {} grid, not 9x9", g.shape().describe())),
         });
         match grid {
             Some(Ok(g)) if g.is_valid_solution() && puzzle.is_kept_by(&g) => self.verified += 1,

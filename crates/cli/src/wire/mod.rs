@@ -18,9 +18,9 @@ use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
 use super::answer::{Answer, Done, Outcome, Puzzle};
 use super::words::{code_name, for_people};
-use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::puzzle::{CELLS, Grid};
 use sudoku_grpc::pb;
+use sudoku_grpc::service::{AnyGrid, read_grid};
 
 /// One puzzle to send: the id its answer comes back with, and its grid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -309,23 +309,12 @@ pub(super) fn done_of(r: pb::BatchResult, unique: bool) -> Done {
     done
 }
 
-/// A grid the server sent: 9x9 without a box (or with 3x3), else the
-/// grid of its box; `None` when it does not read.
+/// A grid the server sent, read by the service's one decoder: the 9x9
+/// form, or the grid of its box; `None` when it does not read.
 fn puzzle_of(g: &pb::Grid) -> Option<Puzzle> {
-    match (g.box_rows, g.box_cols) {
-        (0, 0) | (3, 3) => match g.text.is_empty() {
-            true => Grid::from_cells(&g.cells).ok(),
-            false => Grid::from_text(&g.text).ok(),
-        }
-        .map(Puzzle::Nine),
-        (r, c) => {
-            let shape = Shape::new(r as usize, c as usize).ok()?;
-            match g.text.is_empty() {
-                true => SizedGrid::from_cells(shape, &g.cells).ok(),
-                false => SizedGrid::from_text(shape, &g.text).ok(),
-            }
-            .map(|g| Puzzle::Sized(std::sync::Arc::new(g)))
-        }
+    match read_grid(g).ok()? {
+        AnyGrid::Nine(g, _) => Some(Puzzle::Nine(g)),
+        AnyGrid::Sized(g, _) => Some(Puzzle::Sized(std::sync::Arc::new(g))),
     }
 }
 

@@ -2,6 +2,7 @@
 //! them, on the fast path and off it, for every size.
 
 use super::*;
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 
 fn grid(text: &str) -> Grid {
     Grid::from_text(text).unwrap()
