@@ -14,9 +14,9 @@ use tracing::Instrument;
 use super::budget::{AnswerCharge, Charge, Purpose, Share};
 use super::convert::{
     AnyGrid, Form, HINT_ANSWER_BYTES, Job, MAX_LISTED_CONFLICTS, RATE_ANSWER_BYTES, SizedJob,
-    cells_to_pb, conflicts_to_pb, deadline_of, nine_only, parse_any, parse_candidates,
-    parse_generate, parse_limit, rating_to_pb, read_any, sized_conflicts_to_pb, sized_stuck_cells,
-    step_to_pb, validate_answer_bound,
+    cells_to_pb, conflicts_to_pb, deadline_of, parse_any, parse_candidates, parse_generate,
+    parse_limit, rating_to_pb, read_any, sized_conflicts_to_pb, sized_stuck_cells, step_to_pb,
+    validate_answer_bound,
 };
 use super::generate::GenerateStream;
 use super::schedule::count_failure;
@@ -247,15 +247,18 @@ impl Sudoku {
         request: &pb::HintRequest,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<&Share>,
     ) -> Result<pb::HintResponse, Failure> {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
         }
-        let (grid, form) = nine_only(parse_any(request.puzzle.as_ref(), "puzzle")?, "puzzle")?;
-        let marks = parse_candidates(request.candidates.as_ref(), "candidates")?;
-        let state = match marks {
-            None => Candidates::from_grid(&grid),
-            Some(masks) => Candidates::with_marks(&grid, &masks)
+        let puzzle = parse_any(request.puzzle.as_ref(), "puzzle")?;
+        let form = puzzle.form();
+        let puzzle = puzzle.into_sized();
+        let marks = parse_candidates(request.candidates.as_ref(), "candidates", puzzle.shape())?;
+        let state = match &marks {
+            None => Candidates::new(&puzzle),
+            Some(masks) => Candidates::with_marks(&puzzle, masks)
                 .map_err(|e| violation("candidates", e.to_string()))?,
         };
         if state.is_solved() {
@@ -270,14 +273,16 @@ impl Sudoku {
         // scan, once the search has found the solution).
         let mut known = None;
         if marks.is_some() {
-            let answer = self.hint_search(&state, form, deadline, tenant).await?;
-            let Some(solution) = answer.solution.filter(|_| answer.complete) else {
+            let (solution, complete) = self
+                .hint_search(&state, form, deadline, tenant, share)
+                .await?;
+            let Some(solution) = solution.filter(|_| complete) else {
                 // Past the work budget the marks cannot be checked; without
                 // a solution there is nothing to check them against.
                 return Ok(pb::HintResponse {
                     step: None,
                     solved: false,
-                    search_complete: answer.complete,
+                    search_complete: complete,
                 });
             };
             if let Some(step) = logic::missing_candidate(&state, &solution) {
@@ -289,8 +294,11 @@ impl Sudoku {
             }
             known = Some(solution);
         }
-        let step = self
-            .on_pool(tenant, deadline, move || logic::hint(&state))
+        let (state, step) = self
+            .on_pool(tenant, deadline, move || {
+                let step = logic::hint(&state);
+                (state, step)
+            })
             .await?;
         if let Some(step) = step {
             return Ok(pb::HintResponse {
@@ -304,8 +312,8 @@ impl Sudoku {
         let (solution, complete) = match known {
             Some(solution) => (Some(solution), true),
             None => {
-                let answer = self.hint_search(&state, form, deadline, tenant).await?;
-                (answer.solution, answer.complete)
+                self.hint_search(&state, form, deadline, tenant, share)
+                    .await?
             }
         };
         let step = solution.and_then(|solution| logic::search_step_from(&state, &solution));
@@ -320,24 +328,45 @@ impl Sudoku {
     /// as long as any Solve's, so it runs as one: under a permit (or the
     /// call is shed), within the work budget, in slices that stop at the
     /// deadline or when the caller leaves, in turns on the solver threads.
+    ///
+    /// The answer: the solution's values (row-major) if one was found, and
+    /// whether the search finished. The engine is the shape's: the 9x9 one
+    /// for 9x9, the sized one (its footprint charged to `share`) else.
     async fn hint_search(
         &self,
         state: &Candidates,
         form: Form,
         deadline: Option<Instant>,
         tenant: Tenant,
-    ) -> Result<sudoku_core::solver::Answer, Failure> {
+        share: Option<&Share>,
+    ) -> Result<(Option<Vec<u8>>, bool), Failure> {
         let _permit = self
             .shared
             .permits
             .try_acquire()
             .map_err(|_| Failure::Overloaded)?;
-        let job = Job {
-            grid: state.grid(),
+        let placed = state.puzzle();
+        if let Some(grid) = placed.to_grid() {
+            let job = Job {
+                grid,
+                form,
+                limit: 1,
+            };
+            let (answer, _) = self.search_job(job, deadline, tenant).await?;
+            return Ok((answer.solution.map(|g| g.0.to_vec()), answer.complete));
+        }
+        let charge = sized_charge(share, &placed)?;
+        let job = SizedJob {
+            grid: placed,
             form,
             limit: 1,
         };
-        Ok(self.search_job(job, deadline, tenant).await?.0)
+        let answer = self.solve_sized(job, deadline, tenant, charge).await?;
+        let complete = answer.outcome != pb::Outcome::WorkLimitReached as i32;
+        let solution = read_any(answer.grid.as_ref(), "")
+            .ok()
+            .map(|g| g.values().to_vec());
+        Ok((solution, complete))
     }
 
     /// Answers one Rate request: the solutions counted up to 2 under the
@@ -348,23 +377,38 @@ impl Sudoku {
         request: &pb::RateRequest,
         deadline: Option<Instant>,
         tenant: Tenant,
+        share: Option<&Share>,
     ) -> Result<pb::RateResponse, Failure> {
         if self.shared.shutdown.is_cancelled() {
             return Err(Failure::ShuttingDown);
         }
-        let (grid, form) = nine_only(parse_any(request.puzzle.as_ref(), "puzzle")?, "puzzle")?;
+        let puzzle = parse_any(request.puzzle.as_ref(), "puzzle")?;
+        let state = Candidates::new(&puzzle.clone().into_sized());
         let counted = {
             let _permit = self
                 .shared
                 .permits
                 .try_acquire()
                 .map_err(|_| Failure::Overloaded)?;
-            let job = Job {
-                grid,
-                form,
-                limit: 2,
-            };
-            self.solve_job(job, deadline, tenant).await?
+            match puzzle {
+                AnyGrid::Nine(grid, form) => {
+                    let job = Job {
+                        grid,
+                        form,
+                        limit: 2,
+                    };
+                    self.solve_job(job, deadline, tenant).await?
+                }
+                AnyGrid::Sized(grid, form) => {
+                    let charge = sized_charge(share, &grid)?;
+                    let job = SizedJob {
+                        grid,
+                        form,
+                        limit: 2,
+                    };
+                    self.solve_sized(job, deadline, tenant, charge).await?
+                }
+            }
         };
         let outcome = pb::Outcome::try_from(counted.outcome).unwrap_or(pb::Outcome::Unspecified);
         if outcome != pb::Outcome::Solved {
@@ -378,8 +422,12 @@ impl Sudoku {
         // known unique: only the logical part is left to do.
         let guesses = counted.stats.map_or(0, |s| s.guesses);
         let rating = self
-            .on_pool(tenant, deadline, move || logic::rating_of(&grid, guesses))
-            .await?;
+            .on_pool(tenant, deadline, move || {
+                let before = |d: Instant| Instant::now() < d;
+                logic::rating_while(state, guesses, || deadline.is_none_or(before))
+            })
+            .await?
+            .ok_or(Failure::DeadlineExceeded)?;
         Ok(pb::RateResponse {
             rating: Some(rating_to_pb(&rating)),
             outcome: pb::Outcome::Solved as i32,
@@ -565,7 +613,11 @@ impl SudokuService for Sudoku {
             HINT_ANSWER_BYTES,
             &deadline,
         );
-        let answer = async { self.hint_unary(request.get_ref(), deadline?, tenant).await };
+        let share = request.extensions().get::<Share>();
+        let answer = async {
+            self.hint_unary(request.get_ref(), deadline?, tenant, share)
+                .await
+        };
         self.unary(span, room, answer).await
     }
 
@@ -581,7 +633,11 @@ impl SudokuService for Sudoku {
             RATE_ANSWER_BYTES,
             &deadline,
         );
-        let answer = async { self.rate_unary(request.get_ref(), deadline?, tenant).await };
+        let share = request.extensions().get::<Share>();
+        let answer = async {
+            self.rate_unary(request.get_ref(), deadline?, tenant, share)
+                .await
+        };
         self.unary(span, room, answer).await
     }
 

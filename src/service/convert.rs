@@ -102,6 +102,21 @@ impl AnyGrid {
         }
     }
 
+    /// The wire form it came in.
+    pub(super) fn form(&self) -> Form {
+        match self {
+            AnyGrid::Nine(_, form) | AnyGrid::Sized(_, form) => *form,
+        }
+    }
+
+    /// The grid as the one model of every shape (a 9x9 one too).
+    pub(super) fn into_sized(self) -> SizedGrid {
+        match self {
+            AnyGrid::Nine(grid, _) => SizedGrid::from_grid(&grid),
+            AnyGrid::Sized(grid, _) => grid,
+        }
+    }
+
     /// Its values, row-major.
     pub(super) fn values(&self) -> &[u8] {
         match self {
@@ -126,21 +141,6 @@ pub fn read_grid(grid: &pb::Grid) -> Result<AnyGrid, String> {
 /// Reads a wire grid of any shape, givens that break the rules and all.
 pub(super) fn read_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
     decode(grid, field, false)
-}
-
-/// A 9x9 puzzle, for the RPCs that take 9x9 only: a grid of another shape
-/// is refused naming `box_rows`.
-pub(super) fn nine_only(grid: AnyGrid, field: &str) -> Result<(Grid, Form), Failure> {
-    match grid {
-        AnyGrid::Nine(grid, form) => Ok((grid, form)),
-        AnyGrid::Sized(grid, _) => Err(violation(
-            format!("{field}.box_rows"),
-            format!(
-                "this call takes 9x9 grids (3x3 boxes) only; the grid is {}",
-                grid.shape().describe()
-            ),
-        )),
-    }
 }
 
 /// The one decoder: a wire grid of any shape (its box, exactly one form
@@ -512,7 +512,7 @@ pub(super) fn label_to_pb(label: Label) -> pb::Label {
 
 /// A step on the wire.
 pub(super) fn step_to_pb(step: &Step) -> pb::Step {
-    let pairs = |v: &[(u8, u8)]| {
+    let pairs = |v: &[(u16, u8)]| {
         v.iter()
             .map(|&(cell, digit)| pb::CellDigit {
                 cell: u32::from(cell),
@@ -558,32 +558,49 @@ pub(super) fn rating_to_pb(rating: &Rating) -> pb::Rating {
     }
 }
 
-/// Reads pencil marks: 81 masks of nine bits.
+/// Pencil marks for a grid of `shape`, one mask a cell: `masks` (uint32,
+/// sides up to 32) or `wide_masks` (uint64, any side), not both. A mask
+/// with bits beyond the side's digits is refused naming its index and cell.
 pub(super) fn parse_candidates(
     candidates: Option<&pb::Candidates>,
     field: &str,
-) -> Result<Option<[u16; CELLS]>, Failure> {
+    shape: Shape,
+) -> Result<Option<Vec<u64>>, Failure> {
     let Some(c) = candidates else {
         return Ok(None);
     };
-    if c.masks.len() != CELLS {
-        return Err(violation(
-            format!("{field}.masks"),
-            format!("expected 81 masks, found {}", c.masks.len()),
-        ));
-    }
-    let mut masks = [0u16; CELLS];
-    for (i, (&m, out)) in c.masks.iter().zip(masks.iter_mut()).enumerate() {
-        if m > 0x1ff {
+    let (name, masks): (&str, Vec<u64>) = match (c.masks.is_empty(), c.wide_masks.is_empty()) {
+        (false, false) => {
             return Err(violation(
-                format!("{field}.masks[{i}]"),
-                format!(
-                    "{}: mask {m:#x} has bits beyond the nine digits (0x1ff)",
-                    Cell(i)
-                ),
+                format!("{field}.wide_masks"),
+                "send masks or wide_masks, not both".to_string(),
             ));
         }
-        *out = m as u16;
+        (true, false) => ("wide_masks", c.wide_masks.clone()),
+        _ => ("masks", c.masks.iter().map(|&m| u64::from(m)).collect()),
+    };
+    let cells = shape.cells();
+    if masks.len() != cells {
+        return Err(violation(
+            format!("{field}.{name}"),
+            format!(
+                "expected {cells} masks for a {}, found {}",
+                shape.describe(),
+                masks.len()
+            ),
+        ));
+    }
+    let n = shape.side();
+    let all = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    if let Some(i) = masks.iter().position(|&m| m & !all != 0) {
+        return Err(violation(
+            format!("{field}.{name}[{i}]"),
+            format!(
+                "{}: mask {:#x} has bits beyond the {n} digits ({all:#x})",
+                sudoku_core::puzzle::At::of(shape, i),
+                masks[i]
+            ),
+        ));
     }
     Ok(Some(masks))
 }

@@ -15,6 +15,7 @@ use hyper_util::rt::TokioExecutor;
 use prost::Message;
 use sudoku_core::logic::{self, Candidates};
 use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::sized::SizedGrid;
 use sudoku_grpc::pb;
 use tonic::Code;
 use tonic::codegen::Bytes;
@@ -526,7 +527,8 @@ fn puzzles_and_solutions() -> Vec<(Grid, Grid)> {
 
 fn marks_of(state: &Candidates) -> Option<pb::Candidates> {
     Some(pb::Candidates {
-        masks: state.masks().iter().map(|&m| u32::from(m)).collect(),
+        masks: state.masks().iter().map(|&m| m as u32).collect(),
+        wide_masks: Vec::new(),
     })
 }
 
@@ -543,13 +545,14 @@ async fn a_hint_from_marks_that_exclude_the_solution_digit_names_the_cell_and_di
         // them, which is right).
         for &cell in open.iter().step_by(open.len() / 10 + 1) {
             let d = solution.0[cell];
-            let mut masks = *fresh.masks();
+            let mut masks = fresh.masks().to_vec();
             masks[cell] = 0x1ff & !(1 << (d - 1));
             let r = client
                 .hint(pb::HintRequest {
                     puzzle: text(&puzzle.to_string()),
                     candidates: Some(pb::Candidates {
-                        masks: masks.iter().map(|&m| u32::from(m)).collect(),
+                        masks: masks.iter().map(|&m| m as u32).collect(),
+                        wide_masks: Vec::new(),
                     }),
                 })
                 .await
@@ -625,12 +628,12 @@ async fn hint_from_marks_that_exclude_the_solution_gave_a_wrong_step() {
             let d = solution.0[cell];
             let others = (1..=9u8).filter(|&w| w != d && fresh.mask(cell) & (1 << (w - 1)) != 0);
             let marks = others
-                .map(|w| 1u16 << (w - 1))
+                .map(|w| 1u64 << (w - 1))
                 .chain([0x1ff & !(1 << (d - 1))]);
             for mark in marks {
-                let mut masks = *fresh.masks();
+                let mut masks = fresh.masks().to_vec();
                 masks[cell] = mark;
-                let state = Candidates::with_marks(&puzzle, &masks).unwrap();
+                let state = Candidates::with_marks(&SizedGrid::from_grid(&puzzle), &masks).unwrap();
                 let Some(unchecked) = logic::hint(&state) else {
                     continue;
                 };
@@ -641,7 +644,8 @@ async fn hint_from_marks_that_exclude_the_solution_gave_a_wrong_step() {
                     .hint(pb::HintRequest {
                         puzzle: text(&puzzle.to_string()),
                         candidates: Some(pb::Candidates {
-                            masks: masks.iter().map(|&m| u32::from(m)).collect(),
+                            masks: masks.iter().map(|&m| m as u32).collect(),
+                            wide_masks: Vec::new(),
                         }),
                     })
                     .await

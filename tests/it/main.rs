@@ -14,6 +14,7 @@ mod fairness;
 mod flow_control;
 mod grpc_web;
 mod honest;
+mod logic_sizes;
 mod memory;
 mod metrics;
 mod node_client;

@@ -723,9 +723,10 @@ fn stuck_hint() -> pb::HintRequest {
     }
     assert!(steps > 0, "the marks must differ from the grid's own");
     pb::HintRequest {
-        puzzle: text(&state.grid().to_string()),
+        puzzle: text(&state.puzzle().to_grid().unwrap().to_string()),
         candidates: Some(pb::Candidates {
-            masks: state.masks().iter().map(|&m| u32::from(m)).collect(),
+            masks: state.masks().iter().map(|&m| m as u32).collect(),
+            wide_masks: Vec::new(),
         }),
     }
 }
@@ -914,7 +915,7 @@ fn wire_step(step: &pb::Step) -> StepKey {
 
 /// A step's [`StepKey`], from the logical solver.
 fn logic_step(step: &logic::Step) -> StepKey {
-    let pairs = |v: &[(u8, u8)]| {
+    let pairs = |v: &[(u16, u8)]| {
         v.iter()
             .map(|&(c, d)| (u32::from(c), u32::from(d)))
             .collect()
@@ -944,14 +945,15 @@ async fn a_hint_from_pencil_marks_starts_where_the_marks_stand() {
             break step;
         }
     };
-    let grid = text(&state.grid().to_string());
-    let masks: Vec<u32> = state.masks().iter().map(|&m| u32::from(m)).collect();
+    let grid = text(&state.puzzle().to_grid().unwrap().to_string());
+    let masks: Vec<u32> = state.masks().iter().map(|&m| m as u32).collect();
 
     let marked = client
         .hint(pb::HintRequest {
             puzzle: grid.clone(),
             candidates: Some(pb::Candidates {
                 masks: masks.clone(),
+                wide_masks: Vec::new(),
             }),
         })
         .await
@@ -989,7 +991,10 @@ async fn a_hint_from_pencil_marks_starts_where_the_marks_stand() {
         let err = client
             .hint(pb::HintRequest {
                 puzzle: grid.clone(),
-                candidates: Some(pb::Candidates { masks: bad }),
+                candidates: Some(pb::Candidates {
+                    masks: bad,
+                    wide_masks: Vec::new(),
+                }),
             })
             .await
             .unwrap_err();

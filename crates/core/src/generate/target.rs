@@ -5,6 +5,7 @@
 
 use super::Candidate;
 use crate::logic::{self, Label, Rating, Reach, Technique};
+use crate::puzzle::sized::SizedGrid;
 
 /// The puzzles wanted.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,7 +38,12 @@ impl Target {
     /// rated in full, so the decision and the rating are those of
     /// [`logic::rate`].
     pub fn accept(&self, candidate: &Candidate) -> Option<Rating> {
-        let puzzle = &candidate.puzzle;
+        self.accept_puzzle(&SizedGrid::from_grid(&candidate.puzzle))
+    }
+
+    /// [`Target::accept`] of a puzzle of any shape, known to have exactly
+    /// one solution.
+    pub fn accept_puzzle(&self, puzzle: &SizedGrid) -> Option<Rating> {
         let keep: &dyn Fn(&Rating) -> bool = match *self {
             Target::Any => &|_| true,
             Target::Label(label) => {

@@ -1,115 +1,33 @@
-//! The state a person works on: placed digits and, for each open cell, its
-//! candidates as a 9-bit mask (bit d-1 for digit d). Cell sets are `u128`
-//! bitsets over the 81 cells (bit i for cell i), so "the cells that see both
-//! of these" is two ANDs.
+//! The state a person works on, at any [`Shape`]: placed digits and, for
+//! each open cell, its candidates as a mask (bit d-1 for digit d, so a side
+//! of up to 64 fits one `u64`). The geometry ([`Layout`]) numbers the 3N
+//! units as rows 0..N, columns N..2N and boxes 2N..3N, each its cells in
+//! reading order; every technique reasons over those units, never over 9.
 //!
 //! Invariants kept by [`Candidates::place`]: a placed cell has mask 0, and no
 //! open cell keeps a digit placed among its peers.
 
-// Unit and cell numbers are data here (they name units in steps), not just
-// positions in the tables they index.
-#![allow(clippy::needless_range_loop)]
+use std::sync::{Arc, OnceLock};
 
 use super::LogicError;
+use crate::puzzle::sized::{Shape, SizedGrid, UnitKind};
 use crate::puzzle::{CELLS, Grid};
 
-/// All nine digits as a mask.
-pub(crate) const ALL_DIGITS: u16 = 0x1FF;
-
-/// A set of cells: bit i for cell i.
-pub(crate) type CellSet = u128;
-
-/// The 27 units: rows 0-8, columns 9-17, boxes 18-26, each its cells in
-/// reading order.
-pub(crate) const UNITS: [[u8; 9]; 27] = build_units();
-
-/// Each unit's cells as a set.
-pub(crate) const UNIT_SETS: [CellSet; 27] = build_unit_sets();
-
-/// Each cell's 20 peers (the cells sharing a row, column or box with it).
-pub(crate) const PEERS: [CellSet; 81] = build_peers();
-
-const fn build_units() -> [[u8; 9]; 27] {
-    let mut u = [[0u8; 9]; 27];
-    let mut i = 0;
-    while i < 9 {
-        let mut j = 0;
-        while j < 9 {
-            u[i][j] = (i * 9 + j) as u8;
-            u[9 + i][j] = (j * 9 + i) as u8;
-            let r = (i / 3) * 3 + j / 3;
-            let c = (i % 3) * 3 + j % 3;
-            u[18 + i][j] = (r * 9 + c) as u8;
-            j += 1;
-        }
-        i += 1;
-    }
-    u
-}
-
-const fn build_unit_sets() -> [CellSet; 27] {
-    let units = build_units();
-    let mut s = [0u128; 27];
-    let mut u = 0;
-    while u < 27 {
-        let mut j = 0;
-        while j < 9 {
-            s[u] |= 1u128 << units[u][j];
-            j += 1;
-        }
-        u += 1;
-    }
-    s
-}
-
-const fn build_peers() -> [CellSet; 81] {
-    let sets = build_unit_sets();
-    let mut p = [0u128; 81];
-    let mut c = 0;
-    while c < 81 {
-        let (r, k) = (c / 9, c % 9);
-        let b = r / 3 * 3 + k / 3;
-        p[c] = (sets[r] | sets[9 + k] | sets[18 + b]) & !(1u128 << c);
-        c += 1;
-    }
-    p
-}
-
-/// Row 0-8 of a cell.
+/// The digits 1..=n as a mask.
 #[inline]
-pub(crate) fn row_of(cell: usize) -> usize {
-    cell / 9
+pub(crate) fn all_digits(n: usize) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
-/// Column 0-8 of a cell.
+/// The bit of digit `d` (1..=64).
 #[inline]
-pub(crate) fn col_of(cell: usize) -> usize {
-    cell % 9
+pub(crate) fn bit(d: u8) -> u64 {
+    1u64 << (d - 1)
 }
 
-/// Box 0-8 of a cell.
+/// The digits of a mask, lowest first.
 #[inline]
-pub(crate) fn box_of(cell: usize) -> usize {
-    cell / 27 * 3 + cell % 9 / 3
-}
-
-/// The cells of a set, lowest first.
-#[inline]
-pub(crate) fn cells_of(mut set: CellSet) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if set == 0 {
-            None
-        } else {
-            let c = set.trailing_zeros() as usize;
-            set &= set - 1;
-            Some(c)
-        }
-    })
-}
-
-/// The digits 1-9 of a mask, lowest first.
-#[inline]
-pub(crate) fn digits_of(mut mask: u16) -> impl Iterator<Item = u8> {
+pub(crate) fn digits_of(mut mask: u64) -> impl Iterator<Item = u8> {
     std::iter::from_fn(move || {
         if mask == 0 {
             None
@@ -121,71 +39,222 @@ pub(crate) fn digits_of(mut mask: u16) -> impl Iterator<Item = u8> {
     })
 }
 
-/// The bit of digit `d` (1-9).
+/// The set bits of a mask, lowest first (positions in a unit, lines...).
 #[inline]
-pub(crate) fn bit(d: u8) -> u16 {
-    1 << (d - 1)
+pub(crate) fn bits_of(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            None
+        } else {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            Some(i)
+        }
+    })
 }
 
-/// Placed digits and pencil marks: 81 candidate masks and 81 values.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct Candidates {
-    values: [u8; CELLS],
-    masks: [u16; CELLS],
+/// The geometry of a shape: its units and which units each cell is in.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    shape: Shape,
+    n: usize,
+    /// 3N units of N cells each, flattened.
+    units: Vec<u16>,
+    /// Each cell's row, column and box as unit indices.
+    cell_units: Vec<[u16; 3]>,
+    /// Each cell's position in its row, column and box.
+    cell_places: Vec<[u8; 3]>,
 }
+
+impl Layout {
+    fn build(shape: Shape) -> Layout {
+        let n = shape.side();
+        let mut units = Vec::with_capacity(3 * n * n);
+        for kind in [UnitKind::Row, UnitKind::Column, UnitKind::Box] {
+            for i in 0..n {
+                units.extend(shape.unit_cells(kind, i).map(|c| c as u16));
+            }
+        }
+        let mut cell_units = vec![[0u16; 3]; n * n];
+        let mut cell_places = vec![[0u8; 3]; n * n];
+        for u in 0..3 * n {
+            for (i, &c) in units[u * n..(u + 1) * n].iter().enumerate() {
+                cell_units[c as usize][u / n] = u as u16;
+                cell_places[c as usize][u / n] = i as u8;
+            }
+        }
+        Layout {
+            shape,
+            n,
+            units,
+            cell_units,
+            cell_places,
+        }
+    }
+
+    /// The layout of `shape`; the classic one is built once.
+    pub(crate) fn of(shape: Shape) -> Arc<Layout> {
+        static CLASSIC: OnceLock<Arc<Layout>> = OnceLock::new();
+        if shape == Shape::CLASSIC {
+            return CLASSIC
+                .get_or_init(|| Arc::new(Layout::build(Shape::CLASSIC)))
+                .clone();
+        }
+        Arc::new(Layout::build(shape))
+    }
+
+    /// The shape.
+    pub(crate) fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// The side N.
+    #[inline]
+    pub(crate) fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The number of units, 3N.
+    #[inline]
+    pub(crate) fn unit_count(&self) -> usize {
+        3 * self.n
+    }
+
+    /// The cells of unit `u`, in reading order.
+    #[inline]
+    pub(crate) fn unit(&self, u: usize) -> &[u16] {
+        &self.units[u * self.n..(u + 1) * self.n]
+    }
+
+    /// The row, column and box (unit indices) of `cell`.
+    #[inline]
+    pub(crate) fn units_of(&self, cell: usize) -> [u16; 3] {
+        self.cell_units[cell]
+    }
+
+    /// The position of `cell` in its row, column and box.
+    #[inline]
+    pub(crate) fn places_of(&self, cell: usize) -> [u8; 3] {
+        self.cell_places[cell]
+    }
+
+    /// True when `a` and `b` are different cells sharing a unit.
+    #[inline]
+    pub(crate) fn sees(&self, a: usize, b: usize) -> bool {
+        let (x, y) = (self.cell_units[a], self.cell_units[b]);
+        a != b && (x[0] == y[0] || x[1] == y[1] || x[2] == y[2])
+    }
+
+    /// The peers of `cell` (row, then column, then the rest of its box);
+    /// each once.
+    pub(crate) fn peers(&self, cell: usize) -> impl Iterator<Item = usize> + '_ {
+        let [r, c, b] = self.cell_units[cell];
+        let row = self.unit(r as usize).iter().map(|&x| x as usize);
+        let col = self.unit(c as usize).iter().map(|&x| x as usize);
+        let boxx = self.unit(b as usize).iter().map(|&x| x as usize);
+        row.filter(move |&x| x != cell)
+            .chain(col.filter(move |&x| x != cell))
+            .chain(boxx.filter(move |&x| {
+                let u = self.cell_units[x];
+                u[0] != r && u[1] != c
+            }))
+    }
+
+    /// The peers of `cell` in increasing order, into `out`.
+    pub(crate) fn sorted_peers(&self, cell: usize, out: &mut Vec<usize>) {
+        out.clear();
+        out.extend(self.peers(cell));
+        out.sort_unstable();
+    }
+}
+
+/// Placed digits and pencil marks of a grid of any shape.
+#[derive(Clone, Debug)]
+pub struct Candidates {
+    layout: Arc<Layout>,
+    values: Vec<u8>,
+    masks: Vec<u64>,
+}
+
+impl PartialEq for Candidates {
+    fn eq(&self, other: &Candidates) -> bool {
+        self.layout.shape == other.layout.shape
+            && self.values == other.values
+            && self.masks == other.masks
+    }
+}
+
+impl Eq for Candidates {}
 
 impl Candidates {
     /// The state of a grid before any reasoning: its digits placed, and each
     /// blank cell's candidates the digits none of its peers holds. Givens that
     /// break the rules are taken as they are (check them first with
-    /// [`Grid::check_givens`]); the techniques then find nothing sound to do.
+    /// [`SizedGrid::check_givens`]); the techniques then find nothing sound
+    /// to do.
+    pub fn new(puzzle: &SizedGrid) -> Candidates {
+        Candidates::from_values(puzzle.shape(), puzzle.values())
+    }
+
+    /// [`Candidates::new`] of a 9x9 grid.
     pub fn from_grid(g: &Grid) -> Candidates {
+        Candidates::from_values(Shape::CLASSIC, &g.0)
+    }
+
+    fn from_values(shape: Shape, values: &[u8]) -> Candidates {
+        let layout = Layout::of(shape);
+        let n = layout.n;
+        let all = all_digits(n);
         let mut c = Candidates {
-            values: [0; CELLS],
-            masks: [ALL_DIGITS; CELLS],
+            values: vec![0; n * n],
+            masks: vec![all; n * n],
+            layout,
         };
-        // The digits each row, column and box holds: a blank cell's peers
-        // hold the union of its three.
-        let (mut rows, mut cols, mut boxes) = ([0u16; 9], [0u16; 9], [0u16; 9]);
-        for (cell, &v) in g.0.iter().enumerate() {
-            if (1..=9).contains(&v) {
+        // The digits each unit holds: a blank cell's peers hold the union
+        // of its three units'.
+        let mut used = vec![0u64; 3 * n];
+        for (cell, &v) in values.iter().enumerate() {
+            if v != 0 && usize::from(v) <= n {
                 c.values[cell] = v;
                 c.masks[cell] = 0;
-                rows[row_of(cell)] |= bit(v);
-                cols[col_of(cell)] |= bit(v);
-                boxes[box_of(cell)] |= bit(v);
+                for u in c.layout.units_of(cell) {
+                    used[u as usize] |= bit(v);
+                }
             }
         }
-        for cell in 0..CELLS {
+        for cell in 0..n * n {
             if c.values[cell] == 0 {
-                let used = rows[row_of(cell)] | cols[col_of(cell)] | boxes[box_of(cell)];
-                c.masks[cell] = ALL_DIGITS & !used;
+                let [r, k, b] = c.layout.units_of(cell);
+                c.masks[cell] = all & !(used[r as usize] | used[k as usize] | used[b as usize]);
             }
         }
         c
     }
 
-    /// A state given as pencil marks only: every cell open, its mask the
-    /// digits still possible there (bit d-1 for digit d). A cell with one
-    /// candidate is open; a single places it. A mask of 0 means no marks
-    /// yet: the cell keeps every digit.
-    pub fn from_masks(masks: &[u16; CELLS]) -> Result<Candidates, LogicError> {
-        Candidates::with_marks(&Grid::EMPTY, masks)
-    }
-
     /// A grid's placed digits with a player's pencil marks for its blank
-    /// cells: each blank cell keeps the marked digits that none of its peers
-    /// holds; a mask of 0 (not pencilled yet) keeps all of those. The masks
-    /// of placed cells are ignored.
-    pub fn with_marks(grid: &Grid, masks: &[u16; CELLS]) -> Result<Candidates, LogicError> {
-        let mut c = Candidates::from_grid(grid);
+    /// cells (one mask a cell, bit d-1 for digit d): each blank cell keeps
+    /// the marked digits that none of its peers holds; a mask of 0 (not
+    /// pencilled yet) keeps all of those. The masks of placed cells are
+    /// ignored.
+    pub fn with_marks(puzzle: &SizedGrid, masks: &[u64]) -> Result<Candidates, LogicError> {
+        let mut c = Candidates::new(puzzle);
+        let n = c.layout.n;
+        if masks.len() != n * n {
+            return Err(LogicError::MarkCount {
+                expected: n * n,
+                found: masks.len(),
+            });
+        }
+        let all = all_digits(n);
         for (cell, &m) in masks.iter().enumerate() {
             if c.values[cell] != 0 {
                 continue;
             }
-            if m & !ALL_DIGITS != 0 {
+            if m & !all != 0 {
                 return Err(LogicError::BadMask {
-                    cell: cell as u8,
+                    row: (cell / n) as u8,
+                    col: (cell % n) as u8,
+                    side: n as u8,
                     mask: m,
                 });
             }
@@ -196,6 +265,26 @@ impl Candidates {
             }
         }
         Ok(c)
+    }
+
+    /// A 9x9 state given as pencil marks only: every cell open.
+    pub fn from_masks(masks: &[u16; CELLS]) -> Result<Candidates, LogicError> {
+        let wide: Vec<u64> = masks.iter().map(|&m| u64::from(m)).collect();
+        Candidates::with_marks(&SizedGrid::empty(Shape::CLASSIC), &wide)
+    }
+
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The shape of the grid.
+    pub fn shape(&self) -> Shape {
+        self.layout.shape
+    }
+
+    /// The side N.
+    pub fn side(&self) -> usize {
+        self.layout.n
     }
 
     /// Makes a step's placements and eliminations. A placement also removes
@@ -209,14 +298,17 @@ impl Candidates {
         }
     }
 
-    /// Places digit `d` (1-9) in `cell`.
+    /// Places digit `d` in `cell`.
     #[inline]
     pub fn place(&mut self, cell: usize, d: u8) {
         self.values[cell] = d;
         self.masks[cell] = 0;
         let b = !bit(d);
-        for p in cells_of(PEERS[cell]) {
-            self.masks[p] &= b;
+        let layout = &*self.layout;
+        for u in layout.units_of(cell) {
+            for &p in layout.unit(u as usize) {
+                self.masks[p as usize] &= b;
+            }
         }
     }
 
@@ -228,17 +320,19 @@ impl Candidates {
     /// house is a naked single too), at a fraction of the cost: no unit is
     /// rescanned from the top after each placement.
     pub(crate) fn place_singles(&mut self) {
+        let layout = self.layout.clone();
         loop {
             let mut placed = false;
-            for cell in 0..CELLS {
+            for cell in 0..self.masks.len() {
                 let m = self.masks[cell];
                 if m != 0 && m & (m - 1) == 0 {
                     self.place(cell, m.trailing_zeros() as u8 + 1);
                     placed = true;
                 }
             }
-            for unit in &UNITS {
-                let (mut once, mut twice) = (0u16, 0u16);
+            for u in 0..layout.unit_count() {
+                let unit = layout.unit(u);
+                let (mut once, mut twice) = (0u64, 0u64);
                 for &x in unit {
                     let m = self.masks[x as usize];
                     twice |= once & m;
@@ -260,29 +354,37 @@ impl Candidates {
         }
     }
 
-    /// Removes candidate `d` (1-9) from `cell`.
+    /// Removes candidate `d` from `cell`.
     #[inline]
     pub fn eliminate(&mut self, cell: usize, d: u8) {
         self.masks[cell] &= !bit(d);
     }
 
-    /// The placed digits as a grid (0 for an open cell).
-    pub fn grid(&self) -> Grid {
-        Grid(self.values)
+    /// The placed digits as a grid of the state's shape (0 for an open cell).
+    pub fn puzzle(&self) -> SizedGrid {
+        SizedGrid::from_values(self.layout.shape, self.values.clone())
+            .expect("placed digits are within the side")
+    }
+
+    /// The placed digits, row-major (0 for an open cell).
+    pub fn values(&self) -> &[u8] {
+        &self.values
     }
 
     /// The digit placed in `cell`, 0 when open.
+    #[inline]
     pub fn value(&self, cell: usize) -> u8 {
         self.values[cell]
     }
 
     /// The candidates of `cell` (bit d-1 for digit d; 0 for a placed cell).
-    pub fn mask(&self, cell: usize) -> u16 {
+    #[inline]
+    pub fn mask(&self, cell: usize) -> u64 {
         self.masks[cell]
     }
 
-    /// All 81 candidate masks.
-    pub fn masks(&self) -> &[u16; CELLS] {
+    /// Every cell's candidate mask, row-major.
+    pub fn masks(&self) -> &[u64] {
         &self.masks
     }
 
@@ -294,14 +396,14 @@ impl Candidates {
     /// The first open cell left with no candidate, if any: the state has
     /// gone wrong and no technique applies soundly.
     pub fn dead_cell(&self) -> Option<usize> {
-        (0..CELLS).find(|&c| self.values[c] == 0 && self.masks[c] == 0)
+        (0..self.values.len()).find(|&c| self.values[c] == 0 && self.masks[c] == 0)
     }
 
-    /// The digits placed in unit `u` (0-26) as a mask.
+    /// The digits placed in unit `u` as a mask.
     #[inline]
-    pub(crate) fn placed_in(&self, u: usize) -> u16 {
+    pub(crate) fn placed_in(&self, u: usize) -> u64 {
         let mut m = 0;
-        for &cell in &UNITS[u] {
+        for &cell in self.layout.unit(u) {
             let v = self.values[cell as usize];
             if v != 0 {
                 m |= bit(v);
@@ -317,14 +419,32 @@ mod tests {
 
     #[test]
     fn units_and_peers_have_the_right_shape() {
-        for u in 0..27 {
-            assert_eq!(UNIT_SETS[u].count_ones(), 9);
-        }
-        for c in 0..81 {
-            assert_eq!(PEERS[c].count_ones(), 20, "cell {c}");
-            assert!(UNIT_SETS[box_of(c) + 18] & (1 << c) != 0);
-            assert!(UNIT_SETS[row_of(c)] & (1 << c) != 0);
-            assert!(UNIT_SETS[col_of(c) + 9] & (1 << c) != 0);
+        for (r, c) in [(3, 3), (2, 3), (3, 2), (4, 4), (1, 4), (5, 5)] {
+            let shape = Shape::new(r, c).unwrap();
+            let l = Layout::build(shape);
+            let n = shape.side();
+            for cell in 0..n * n {
+                let peers: Vec<usize> = l.peers(cell).collect();
+                let mut sorted = peers.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                assert_eq!(
+                    sorted.len(),
+                    peers.len(),
+                    "{shape} cell {cell}: a peer twice"
+                );
+                // Row and column of n-1 each, plus the box's cells in
+                // neither (none when the box is one line).
+                let box_only = if r == 1 || c == 1 { 0 } else { n + 1 - r - c };
+                assert_eq!(peers.len(), 2 * (n - 1) + box_only, "{shape} cell {cell}");
+                for other in 0..n * n {
+                    assert_eq!(l.sees(cell, other), peers.contains(&other));
+                }
+                let [ru, cu, bu] = l.units_of(cell);
+                assert!(l.unit(ru as usize).contains(&(cell as u16)));
+                assert!(l.unit(cu as usize).contains(&(cell as u16)));
+                assert!(l.unit(bu as usize).contains(&(cell as u16)));
+            }
         }
     }
 
@@ -332,26 +452,44 @@ mod tests {
     fn marks_narrow_a_grid_and_no_marks_keep_its_candidates() {
         let mut g = Grid::EMPTY;
         g.0[0] = 5;
-        let mut masks = [0u16; 81];
+        let mut masks = [0u64; 81];
         masks[1] = bit(5) | bit(6); // 5 is taken by r1c1: only 6 is left
-        let c = Candidates::with_marks(&g, &masks).unwrap();
+        let c = Candidates::with_marks(&SizedGrid::from_grid(&g), &masks).unwrap();
         assert_eq!(c.mask(1), bit(6));
-        assert_eq!(c.mask(2), ALL_DIGITS & !bit(5));
-        assert_eq!(c.mask(80), ALL_DIGITS);
+        assert_eq!(c.mask(2), all_digits(9) & !bit(5));
+        assert_eq!(c.mask(80), all_digits(9));
         assert_eq!(c.value(0), 5);
         assert_eq!(c.dead_cell(), None);
     }
 
     #[test]
-    fn marks_outside_the_nine_digits_are_refused() {
-        let mut masks = [ALL_DIGITS; 81];
+    fn marks_outside_the_digits_are_refused() {
+        let mut masks = [0x1FFu16; 81];
         masks[10] = 0x200;
         assert_eq!(
             Candidates::from_masks(&masks),
             Err(LogicError::BadMask {
-                cell: 10,
+                row: 1,
+                col: 1,
+                side: 9,
                 mask: 0x200
             })
+        );
+        let shape = Shape::new(2, 2).unwrap();
+        let err = Candidates::with_marks(&SizedGrid::empty(shape), &[0xF; 15]).unwrap_err();
+        assert_eq!(
+            err,
+            LogicError::MarkCount {
+                expected: 16,
+                found: 15
+            }
+        );
+        let mut four = [0xFu64; 16];
+        four[5] = 0x10;
+        let err = Candidates::with_marks(&SizedGrid::empty(shape), &four).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "row 2, column 2: candidate mask 0x10 has bits beyond the 4 digits"
         );
     }
 }

@@ -1,6 +1,10 @@
 //! The logical solver behind Hint and Rate: the techniques a person uses,
-//! easiest first, on a grid of candidates. Knows nothing of gRPC; imports
-//! only [`crate::puzzle`] and, for the search's guess count, [`crate::solver`].
+//! easiest first, on a grid of candidates of any shape. Knows nothing of
+//! gRPC; imports only [`crate::puzzle`] and, for the search's guess count,
+//! [`crate::solver`] (the 9x9 engine for 9x9 grids, the sized one for the
+//! rest). Every technique is defined over the grid's rows, columns and
+//! boxes, so a 4x4, 6x6 or 16x16 grid gets the same techniques, values and
+//! labels as a 9x9 one (docs/sizes.md says what they mean there).
 //!
 //! Every technique is a finder that reports the first instance it sees
 //! (a [`Step`]: placements or eliminations, the cells and units that justify
@@ -35,6 +39,7 @@ use std::str::FromStr;
 
 pub use candidates::Candidates;
 
+use crate::puzzle::sized::SizedGrid;
 use crate::puzzle::{Grid, PuzzleError};
 use crate::solver;
 
@@ -259,7 +264,7 @@ impl FromStr for Label {
     }
 }
 
-/// A row, column or box, numbered 0-8 (messages number them from 1).
+/// A row, column or box, numbered from 0 (messages number them from 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UnitRef {
     /// A row, 0 at the top.
@@ -271,12 +276,13 @@ pub enum UnitRef {
 }
 
 impl UnitRef {
-    /// The unit of internal index 0-26 (rows, columns, boxes).
-    pub(crate) fn of(u: usize) -> UnitRef {
-        match u {
-            0..=8 => UnitRef::Row(u as u8),
-            9..=17 => UnitRef::Column((u - 9) as u8),
-            _ => UnitRef::Box((u - 18) as u8),
+    /// The unit of internal index `u` of a side-`n` grid: rows 0..n,
+    /// columns n..2n, boxes 2n..3n.
+    pub(crate) fn of(u: usize, n: usize) -> UnitRef {
+        match u / n {
+            0 => UnitRef::Row(u as u8),
+            1 => UnitRef::Column((u - n) as u8),
+            _ => UnitRef::Box((u - 2 * n) as u8),
         }
     }
 }
@@ -296,15 +302,15 @@ impl fmt::Display for UnitRef {
 pub struct Step {
     /// The technique.
     pub technique: Technique,
-    /// (cell 0-80, digit 1-9) placed.
-    pub placements: Vec<(u8, u8)>,
-    /// (cell 0-80, digit 1-9) candidates removed.
-    pub eliminations: Vec<(u8, u8)>,
-    /// (cell 0-80, digit 1-9) candidates to put back: pencil marks that
+    /// (cell, digit) placed; cells row-major from 0, digits from 1.
+    pub placements: Vec<(u16, u8)>,
+    /// (cell, digit) candidates removed.
+    pub eliminations: Vec<(u16, u8)>,
+    /// (cell, digit) candidates to put back: pencil marks that
     /// lacked a digit of the solution ([`Technique::MissingCandidate`]).
-    pub restorations: Vec<(u8, u8)>,
+    pub restorations: Vec<(u16, u8)>,
     /// The cells that justify the step, for a UI to highlight.
-    pub cells: Vec<u8>,
+    pub cells: Vec<u16>,
     /// The units the step reasons about.
     pub units: Vec<UnitRef>,
     /// One line, rows and columns numbered from 1.
@@ -366,13 +372,25 @@ pub enum LogicError {
         /// Nodes searched.
         nodes: u64,
     },
-    /// Occurs when a pencil-mark mask has bits beyond the nine digits.
-    #[error("row {}, column {}: candidate mask {mask:#x} has bits beyond the nine digits", cell / 9 + 1, cell % 9 + 1)]
+    /// Occurs when a pencil-mark mask has bits beyond the grid's digits.
+    #[error("row {}, column {}: candidate mask {mask:#x} has bits beyond the {side} digits", row + 1, col + 1)]
     BadMask {
-        /// The cell, 0-80.
-        cell: u8,
+        /// The cell's row, from 0.
+        row: u8,
+        /// The cell's column, from 0.
+        col: u8,
+        /// The grid's side (its digits are 1 to side).
+        side: u8,
         /// The mask given.
-        mask: u16,
+        mask: u64,
+    },
+    /// Occurs when the pencil marks are not one mask per cell.
+    #[error("{found} candidate masks for a grid of {expected} cells")]
+    MarkCount {
+        /// The grid's cells.
+        expected: usize,
+        /// The masks given.
+        found: usize,
     },
 }
 
@@ -398,24 +416,26 @@ pub fn hint(state: &Candidates) -> Option<Step> {
 /// crate's logic) searches the placed digits itself, in slices, and hands
 /// the solution to [`search_step_from`].
 pub fn search_step(state: &Candidates) -> Option<Step> {
-    search_step_from(state, &solver::solve(&state.grid())?)
+    let found = count(&state.puzzle(), 1, u64::MAX);
+    search_step_from(state, &found.solution?)
 }
 
 /// [`search_step`] with the solution of `state`'s placed digits already
-/// found. None when the grid is full.
-pub fn search_step_from(state: &Candidates, solution: &Grid) -> Option<Step> {
-    let cell = (0..81)
+/// found (its values, row-major). None when the grid is full.
+pub fn search_step_from(state: &Candidates, solution: &[u8]) -> Option<Step> {
+    let n = state.side();
+    let cell = (0..n * n)
         .filter(|&c| state.value(c) == 0)
         .min_by_key(|&c| (state.mask(c).count_ones(), c))?;
-    let d = solution.0[cell];
+    let d = solution[cell];
     let mut step = Step::empty();
     step.technique = Technique::Search;
-    step.placements.push((cell as u8, d));
-    step.cells.push(cell as u8);
+    step.placements.push((cell as u16, d));
+    step.cells.push(cell as u16);
     step.explanation = format!(
         "no listed technique applies; the solution has {d} in r{}c{}",
-        cell / 9 + 1,
-        cell % 9 + 1
+        cell / n + 1,
+        cell % n + 1
     );
     Some(step)
 }
@@ -430,24 +450,29 @@ pub fn search_step_from(state: &Candidates, solution: &Grid) -> Option<Step> {
 /// solution, since the techniques only remove what no solution within the
 /// candidates has.
 ///
-/// `solution` is a solution of `state`'s placed digits (the engine's first
-/// one; a grid with several is checked against that one).
-pub fn missing_candidate(state: &Candidates, solution: &Grid) -> Option<Step> {
-    let mut missing = (0..81).filter(|&c| {
-        let d = solution.0[c];
-        state.value(c) == 0 && (1..=9).contains(&d) && state.mask(c) & (1 << (d - 1)) == 0
+/// `solution` is a solution of `state`'s placed digits, its values
+/// row-major (the engine's first one; a grid with several is checked
+/// against that one).
+pub fn missing_candidate(state: &Candidates, solution: &[u8]) -> Option<Step> {
+    let n = state.side();
+    let mut missing = (0..n * n).filter(|&c| {
+        let d = solution[c];
+        state.value(c) == 0
+            && d != 0
+            && usize::from(d) <= n
+            && state.mask(c) & (1u64 << (d - 1)) == 0
     });
     let cell = missing.next()?;
     let others = missing.count();
-    let d = solution.0[cell];
+    let d = solution[cell];
     let mut step = Step::empty();
     step.technique = Technique::MissingCandidate;
-    step.restorations.push((cell as u8, d));
-    step.cells.push(cell as u8);
+    step.restorations.push((cell as u16, d));
+    step.cells.push(cell as u16);
     step.explanation = format!(
         "r{}c{} must keep {d}: the pencil marks removed a digit the solution needs there",
-        cell / 9 + 1,
-        cell % 9 + 1
+        cell / n + 1,
+        cell % n + 1
     );
     match others {
         0 => {}
@@ -464,24 +489,60 @@ pub fn missing_candidate(state: &Candidates, solution: &Grid) -> Option<Step> {
 /// Runs the finders in order; the first that finds a step leaves it in
 /// `finder.step` and its technique is returned.
 fn next_step(state: &Candidates, finder: &mut techniques::Finder) -> Option<Technique> {
+    finder.reset();
     Technique::ALL
         .iter()
         .copied()
         .find(|&t| finder.find(t, state))
 }
 
+/// What the engine for a puzzle's shape found: the 9x9 bitboard for 9x9
+/// grids, the sized engine for the rest.
+pub(crate) struct Count {
+    /// Solutions, at most the limit.
+    pub(crate) count: u32,
+    /// False when the node budget ran out first.
+    pub(crate) complete: bool,
+    /// The engine's work.
+    pub(crate) stats: solver::Stats,
+    /// The first solution, row-major.
+    pub(crate) solution: Option<Vec<u8>>,
+}
+
+/// Counts `puzzle`'s solutions up to `limit` within `max_nodes`, on the
+/// engine its shape calls for.
+pub(crate) fn count(puzzle: &SizedGrid, limit: u32, max_nodes: u64) -> Count {
+    if let Some(grid) = puzzle.to_grid() {
+        let a = solver::run(&grid, limit, max_nodes);
+        return Count {
+            count: a.count,
+            complete: a.complete,
+            stats: a.stats,
+            solution: a.solution.map(|g| g.0.to_vec()),
+        };
+    }
+    let (a, solution) = solver::sized::run_sized(puzzle, limit, max_nodes);
+    Count {
+        count: a.count,
+        complete: a.complete,
+        stats: a.stats,
+        solution: solution.map(|g| g.values().to_vec()),
+    }
+}
+
 /// The techniques a person needs for `grid`, how hard that makes it, and the
 /// engine's guesses. Only puzzles with exactly one solution are rated.
 pub fn rate(grid: &Grid) -> Result<Rating, LogicError> {
-    rate_within(grid, u64::MAX)
+    rate_within(&SizedGrid::from_grid(grid), u64::MAX)
 }
 
-/// [`rate`] with the engine's uniqueness check bounded to `max_nodes` search
-/// nodes (the logical part is bounded by itself: at most 81 placements and
-/// 729 eliminations, each found by a fixed scan).
-pub fn rate_within(grid: &Grid, max_nodes: u64) -> Result<Rating, LogicError> {
-    grid.check_givens().map_err(LogicError::Invalid)?;
-    let answer = solver::run(grid, 2, max_nodes);
+/// [`rate`] of a puzzle of any shape, with the engine's uniqueness check
+/// bounded to `max_nodes` search nodes (the logical part is bounded by
+/// itself: at most N*N placements and N*N*N eliminations, each found by a
+/// fixed scan).
+pub fn rate_within(puzzle: &SizedGrid, max_nodes: u64) -> Result<Rating, LogicError> {
+    puzzle.check_givens().map_err(LogicError::Invalid)?;
+    let answer = count(puzzle, 2, max_nodes);
     match answer.count {
         _ if !answer.complete => {
             return Err(LogicError::OverBudget {
@@ -492,15 +553,16 @@ pub fn rate_within(grid: &Grid, max_nodes: u64) -> Result<Rating, LogicError> {
         1 => {}
         _ => return Err(LogicError::MultipleSolutions),
     }
-    Ok(rating_of(grid, answer.stats.guesses))
+    Ok(rating_of(Candidates::new(puzzle), answer.stats.guesses))
 }
 
 /// [`rate`] of a puzzle already known to have exactly one solution (the
 /// generator's candidates): the same rating, without the uniqueness check
 /// before it. The engine still solves the puzzle once, counting to 2, for
 /// [`Rating::guesses`].
-pub(crate) fn rate_unique(grid: &Grid) -> Rating {
-    rating_of(grid, solver::run(grid, 2, u64::MAX).stats.guesses)
+pub(crate) fn rate_unique(puzzle: &SizedGrid) -> Rating {
+    let guesses = count(puzzle, 2, u64::MAX).stats.guesses;
+    rating_of(Candidates::new(puzzle), guesses)
 }
 
 /// How far the techniques up to a ceiling take a puzzle: see [`reach`].
@@ -524,8 +586,8 @@ pub(crate) enum Reach {
 /// is not tracked). The generator decides with it which candidates are
 /// worth a full rating: a puzzle that needs a technique above the target
 /// label stops at the first point where it does.
-pub(crate) fn reach(grid: &Grid, ceiling: Technique) -> Reach {
-    let mut state = Candidates::from_grid(grid);
+pub(crate) fn reach(puzzle: &SizedGrid, ceiling: Technique) -> Reach {
+    let mut state = Candidates::new(puzzle);
     let mut finder = techniques::Finder::new(false);
     let mut hardest = None;
     loop {
@@ -536,6 +598,7 @@ pub(crate) fn reach(grid: &Grid, ceiling: Technique) -> Reach {
         if state.dead_cell().is_some() {
             return Reach::Stuck;
         }
+        finder.reset();
         let Some(t) = Technique::ALL
             .iter()
             .copied()
@@ -550,12 +613,22 @@ pub(crate) fn reach(grid: &Grid, ceiling: Technique) -> Reach {
     }
 }
 
-/// The logical part of [`rate`], on a puzzle already known to have exactly
-/// one solution, found by the engine with `guesses` guesses when counting to
-/// two (the service counts under its own budget and deadline first).
-pub fn rating_of(grid: &Grid, guesses: u64) -> Rating {
-    let mut state = Candidates::from_grid(grid);
-    let (solved, counts) = solve_logically(&mut state);
+/// The logical part of [`rate`], from the state of a puzzle already known
+/// to have exactly one solution, found by the engine with `guesses` guesses
+/// when counting to two (the service counts under its own budget and
+/// deadline first).
+pub fn rating_of(state: Candidates, guesses: u64) -> Rating {
+    rating_while(state, guesses, || true).expect("never stopped")
+}
+
+/// [`rating_of`], asking `go_on` before each step: None when it said stop
+/// (the service's deadline; a 64x64 grid takes thousands of steps).
+pub fn rating_while(
+    mut state: Candidates,
+    guesses: u64,
+    go_on: impl FnMut() -> bool,
+) -> Option<Rating> {
+    let (solved, counts) = solve_logically(&mut state, go_on)?;
     let hardest = Technique::ALL
         .iter()
         .rev()
@@ -566,7 +639,7 @@ pub fn rating_of(grid: &Grid, guesses: u64) -> Rating {
         (true, None) => Label::Easy,
         (true, Some(t)) => t.label(),
     };
-    Rating {
+    Some(Rating {
         solved,
         hardest,
         se_rating: hardest.map_or(0.0, Technique::se_rating),
@@ -578,28 +651,35 @@ pub fn rating_of(grid: &Grid, guesses: u64) -> Rating {
             .map(|t| (t, counts[t as usize]))
             .collect(),
         guesses,
-    }
+    })
 }
 
 /// Steps `state` with the easiest technique that applies, back to the
 /// easiest after each step, until solved or stuck. Returns whether it was
-/// solved and the steps taken per technique (indexed by discriminant).
-fn solve_logically(state: &mut Candidates) -> (bool, [u32; TECHNIQUES]) {
+/// solved and the steps taken per technique (indexed by discriminant), or
+/// None when `go_on` said stop.
+fn solve_logically(
+    state: &mut Candidates,
+    mut go_on: impl FnMut() -> bool,
+) -> Option<(bool, [u32; TECHNIQUES])> {
     let mut counts = [0u32; TECHNIQUES];
     let mut finder = techniques::Finder::new(false);
     while !state.is_solved() {
+        if !go_on() {
+            return None;
+        }
         if state.dead_cell().is_some() {
-            return (false, counts);
+            return Some((false, counts));
         }
         match next_step(state, &mut finder) {
             Some(t) => {
                 counts[t as usize] += 1;
                 state.apply(&finder.step);
             }
-            None => return (false, counts),
+            None => return Some((false, counts)),
         }
     }
-    (true, counts)
+    Some((true, counts))
 }
 
 /// How many techniques there are.

@@ -1,47 +1,41 @@
-//! The finders, one per technique. Each scans in a fixed order (units rows,
-//! columns, boxes unless it says otherwise; cells and digits lowest first)
-//! and stops at the first instance that changes the state: a placement, or
-//! at least one elimination. None allocates beyond the reused [`Step`], and
-//! explanations are written only when asked for.
-
-// Unit and cell numbers are data here (they name units in steps), not just
-// positions in the tables they index.
-#![allow(clippy::needless_range_loop)]
+//! The finders, one per technique, each written once over the units of any
+//! shape. Each scans in a fixed order (units rows, columns, boxes unless it
+//! says otherwise; cells and digits lowest first) and stops at the first
+//! instance that changes the state: a placement, or at least one
+//! elimination. Explanations are written only when asked for.
 
 use std::fmt::{self, Write};
 
-use super::candidates::{
-    ALL_DIGITS, CellSet, PEERS, UNIT_SETS, UNITS, bit, box_of, cells_of, col_of, digits_of, row_of,
-};
+use super::candidates::{Layout, all_digits, bit, bits_of, digits_of};
 use super::{Candidates, Step, Technique, UnitRef};
 
 /// A cell as people write it: r3c5 (both from 1).
-struct Rc(usize);
+struct Rc(usize, usize);
 
 impl fmt::Display for Rc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "r{}c{}", self.0 / 9 + 1, self.0 % 9 + 1)
+        write!(f, "r{}c{}", self.0 / self.1 + 1, self.0 % self.1 + 1)
     }
 }
 
-/// A set of cells as a list: r1c1, r1c5.
-struct Cells(CellSet);
+/// A list of cells as people write it: r1c1, r1c5 and r2c3.
+struct Cells<'a>(&'a [usize], usize);
 
-impl fmt::Display for Cells {
+impl fmt::Display for Cells<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0.count_ones() as usize;
-        for (i, c) in cells_of(self.0).enumerate() {
+        let n = self.0.len();
+        for (i, &c) in self.0.iter().enumerate() {
             if i > 0 {
                 f.write_str(if i + 1 == n { " and " } else { ", " })?;
             }
-            write!(f, "{}", Rc(c))?;
+            write!(f, "{}", Rc(c, self.1))?;
         }
         Ok(())
     }
 }
 
 /// A digit set as people write it: {1,5}.
-struct Digits(u16);
+struct Digits(u64);
 
 impl fmt::Display for Digits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,18 +50,19 @@ impl fmt::Display for Digits {
     }
 }
 
-/// A list of units as people write them: rows 1 and 4 / columns 2, 5 and 8.
-struct Lines<'a>(&'a [usize]);
+/// Lines as people write them: rows 1 and 4 / columns 2, 5 and 8. `rows`
+/// says which; the mask holds the lines' indices.
+struct Lines(bool, u64);
 
-impl fmt::Display for Lines<'_> {
+impl fmt::Display for Lines {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.0[0] < 9 { "rows" } else { "columns" };
-        write!(f, "{kind} ")?;
-        for (i, &u) in self.0.iter().enumerate() {
+        f.write_str(if self.0 { "rows " } else { "columns " })?;
+        let n = self.1.count_ones() as usize;
+        for (i, line) in bits_of(self.1).enumerate() {
             if i > 0 {
-                f.write_str(if i + 1 == self.0.len() { " and " } else { ", " })?;
+                f.write_str(if i + 1 == n { " and " } else { ", " })?;
             }
-            write!(f, "{}", u % 9 + 1)?;
+            write!(f, "{}", line + 1)?;
         }
         Ok(())
     }
@@ -81,51 +76,56 @@ macro_rules! explain {
     };
 }
 
-/// Calls `f` on each k-combination of 0..n (k at most 4) in lexicographic
-/// order until it returns true; returns whether it did.
-fn for_each_combo(n: usize, k: usize, mut f: impl FnMut(&[usize]) -> bool) -> bool {
-    if k == 0 || k > n || k > 4 {
-        return false;
+/// Depth-first search for `k` of `items` (masks) whose union has exactly
+/// `k` bits, in lexicographic order of their indices; a branch whose union
+/// already has more than `k` bits is cut, so large units stay cheap. Calls
+/// `found` on each such choice (indices ascending) until it returns true;
+/// returns whether it did.
+fn choose<F: FnMut(&[usize], u64) -> bool>(items: &[u64], k: usize, found: &mut F) -> bool {
+    /// The choice so far: at most four (quads and jellyfish).
+    struct Picked {
+        at: [usize; 4],
+        len: usize,
     }
-    let mut idx = [0usize; 4];
-    for (i, slot) in idx.iter_mut().enumerate().take(k) {
-        *slot = i;
-    }
-    loop {
-        if f(&idx[..k]) {
-            return true;
+    fn go<F: FnMut(&[usize], u64) -> bool>(
+        items: &[u64],
+        k: usize,
+        start: usize,
+        union: u64,
+        picked: &mut Picked,
+        found: &mut F,
+    ) -> bool {
+        if picked.len == k {
+            return union.count_ones() as usize == k && found(&picked.at[..k], union);
         }
-        let mut i = k;
-        loop {
-            if i == 0 {
-                return false;
-            }
-            i -= 1;
-            if idx[i] < n - k + i {
+        let need = k - picked.len;
+        for i in start..items.len() {
+            if items.len() - i < need {
                 break;
             }
+            let u = union | items[i];
+            if u.count_ones() as usize > k {
+                continue;
+            }
+            picked.at[picked.len] = i;
+            picked.len += 1;
+            if go(items, k, i + 1, u, picked, found) {
+                return true;
+            }
+            picked.len -= 1;
         }
-        idx[i] += 1;
-        for j in i + 1..k {
-            idx[j] = idx[j - 1] + 1;
-        }
+        false
     }
+    if k == 0 || k > 4 || k > items.len() {
+        return false;
+    }
+    let mut picked = Picked { at: [0; 4], len: 0 };
+    go(items, k, 0, 0, &mut picked, found)
 }
 
-/// The open cells holding each digit: index d-1 for digit d.
-fn digit_sets(c: &Candidates) -> [CellSet; 9] {
-    let mut s = [0u128; 9];
-    for (cell, &m) in c.masks().iter().enumerate() {
-        for d in digits_of(m) {
-            s[d as usize - 1] |= 1u128 << cell;
-        }
-    }
-    s
-}
-
-/// The set of the given cells.
-fn set_of(cells: impl IntoIterator<Item = usize>) -> CellSet {
-    cells.into_iter().fold(0, |s, c| s | 1u128 << c)
+/// The unit of internal index `u` of a side-`n` layout.
+fn unit_ref(u: usize, n: usize) -> UnitRef {
+    UnitRef::of(u, n)
 }
 
 /// Runs one technique's finder and holds the step it found.
@@ -133,6 +133,22 @@ pub(crate) struct Finder {
     /// The step last found.
     pub(crate) step: Step,
     explain: bool,
+    /// Scratch lists, reused.
+    a: Vec<usize>,
+    b: Vec<usize>,
+    masks: Vec<u64>,
+    /// Where each digit can go in each unit: `places[u * n + d - 1]` has
+    /// bit i set when the unit's i-th cell holds candidate d. Filled once
+    /// per state, by the first finder that needs it ([`Finder::reset`]
+    /// marks it stale).
+    places: Vec<u64>,
+    places_ready: bool,
+}
+
+/// The low `k` bits.
+#[inline]
+fn low(k: usize) -> u64 {
+    if k >= 64 { u64::MAX } else { (1u64 << k) - 1 }
 }
 
 impl Finder {
@@ -142,7 +158,60 @@ impl Finder {
         Finder {
             step: Step::empty(),
             explain,
+            a: Vec::new(),
+            b: Vec::new(),
+            masks: Vec::new(),
+            places: Vec::new(),
+            places_ready: false,
         }
+    }
+
+    /// Marks what the finder knows of the last state stale: call before
+    /// looking at a new or changed state.
+    pub(crate) fn reset(&mut self) {
+        self.places_ready = false;
+    }
+
+    /// Fills [`Finder::places`] for `c`, unless it is ready.
+    fn ensure_places(&mut self, c: &Candidates) {
+        if self.places_ready {
+            return;
+        }
+        let l = c.layout();
+        let n = l.n();
+        self.places.clear();
+        self.places.resize(3 * n * n, 0);
+        for (x, &m) in c.masks().iter().enumerate() {
+            if m == 0 {
+                continue;
+            }
+            let units = l.units_of(x);
+            let at = l.places_of(x);
+            for k in 0..3 {
+                let row = &mut self.places[units[k] as usize * n..][..n];
+                let b = 1u64 << at[k];
+                let mut m = m;
+                while m != 0 {
+                    row[m.trailing_zeros() as usize] |= b;
+                    m &= m - 1;
+                }
+            }
+        }
+        self.places_ready = true;
+    }
+
+    /// The places of `d` in unit `u` (see [`Finder::places`]).
+    #[inline]
+    fn at(&self, n: usize, u: usize, d: u8) -> u64 {
+        self.places[u * n + d as usize - 1]
+    }
+
+    /// The cells of unit `u` at `positions`, ascending, into `out`.
+    fn cells_at(l: &Layout, u: usize, positions: u64, out: &mut Vec<usize>) {
+        out.clear();
+        let unit = l.unit(u);
+        out.extend(bits_of(positions).map(|i| unit[i] as usize));
+        out.sort_unstable();
     }
 
     fn begin(&mut self, t: Technique) {
@@ -150,19 +219,22 @@ impl Finder {
         s.technique = t;
         s.placements.clear();
         s.eliminations.clear();
+        s.restorations.clear();
         s.cells.clear();
         s.units.clear();
         s.explanation.clear();
     }
 
-    fn cells(&mut self, set: CellSet) {
-        self.step.cells.extend(cells_of(set).map(|c| c as u8));
+    fn cells(&mut self, cells: &[usize]) {
+        if self.explain {
+            self.step.cells.extend(cells.iter().map(|&c| c as u16));
+        }
     }
 
-    fn eliminate_digit(&mut self, set: CellSet, d: u8) {
+    fn eliminate_digit(&mut self, cells: &[usize], d: u8) {
         self.step
             .eliminations
-            .extend(cells_of(set).map(|c| (c as u8, d)));
+            .extend(cells.iter().map(|&c| (c as u16, d)));
     }
 
     /// Looks for an instance of `t` in `c`; true when one was found (it is
@@ -193,10 +265,12 @@ impl Finder {
 
     /// The last empty cell of a unit takes the unit's missing digit.
     fn full_house(&mut self, c: &Candidates) -> bool {
-        for u in 0..27 {
+        let l = c.layout();
+        let n = l.n();
+        for u in 0..l.unit_count() {
             let mut open = 0;
             let mut cell = 0;
-            for &x in &UNITS[u] {
+            for &x in l.unit(u) {
                 if c.value(x as usize) == 0 {
                     open += 1;
                     cell = x as usize;
@@ -205,22 +279,27 @@ impl Finder {
             if open != 1 {
                 continue;
             }
-            let missing = ALL_DIGITS & !c.placed_in(u);
+            let missing = all_digits(n) & !c.placed_in(u);
             if missing.count_ones() != 1 || c.mask(cell) & missing == 0 {
                 continue;
             }
             let d = missing.trailing_zeros() as u8 + 1;
             self.begin(Technique::FullHouse);
-            self.step.placements.push((cell as u8, d));
-            self.step.units.push(UnitRef::of(u));
+            self.step.placements.push((cell as u16, d));
+            self.step.units.push(unit_ref(u, n));
             if self.explain {
-                self.cells(UNIT_SETS[u] & !(1u128 << cell));
+                self.a.clear();
+                self.a
+                    .extend(l.unit(u).iter().map(|&x| x as usize).filter(|&x| x != cell));
+                let others = std::mem::take(&mut self.a);
+                self.cells(&others);
+                self.a = others;
             }
             explain!(
                 self,
                 "{} is the last empty cell in {}: it takes {d}",
-                Rc(cell),
-                UnitRef::of(u)
+                Rc(cell, n),
+                unit_ref(u, n)
             );
             return true;
         }
@@ -230,9 +309,11 @@ impl Finder {
     /// A digit with one place left in a unit; boxes first, as SE rates a
     /// hidden single in a box easier.
     fn hidden_single(&mut self, c: &Candidates) -> bool {
-        for u in (18..27).chain(0..18) {
-            let (mut once, mut twice) = (0u16, 0u16);
-            for &x in &UNITS[u] {
+        let l = c.layout();
+        let n = l.n();
+        for u in (2 * n..3 * n).chain(0..2 * n) {
+            let (mut once, mut twice) = (0u64, 0u64);
+            for &x in l.unit(u) {
                 let m = c.mask(x as usize);
                 twice |= once & m;
                 once |= m;
@@ -242,32 +323,38 @@ impl Finder {
                 continue;
             }
             let d = single.trailing_zeros() as u8 + 1;
-            let Some(&cell) = UNITS[u].iter().find(|&&x| c.mask(x as usize) & bit(d) != 0) else {
+            let Some(&cell) = l
+                .unit(u)
+                .iter()
+                .find(|&&x| c.mask(x as usize) & bit(d) != 0)
+            else {
                 continue;
             };
             let cell = cell as usize;
             self.begin(Technique::HiddenSingle);
-            self.step.placements.push((cell as u8, d));
-            self.step.units.push(UnitRef::of(u));
+            self.step.placements.push((cell as u16, d));
+            self.step.units.push(unit_ref(u, n));
             if self.explain {
                 // The placed d's that keep d out of the unit's other open cells.
-                let mut blockers = 0u128;
-                for &y in &UNITS[u] {
+                let mut blockers = Vec::new();
+                for &y in l.unit(u) {
                     let y = y as usize;
                     if y == cell || c.value(y) != 0 {
                         continue;
                     }
-                    if let Some(p) = cells_of(PEERS[y]).find(|&p| c.value(p) == d) {
-                        blockers |= 1u128 << p;
+                    if let Some(p) = l.peers(y).find(|&p| c.value(p) == d) {
+                        blockers.push(p);
                     }
                 }
-                self.cells(blockers);
+                blockers.sort_unstable();
+                blockers.dedup();
+                self.cells(&blockers);
             }
             explain!(
                 self,
                 "{} is the only cell in {} that can hold {d}",
-                Rc(cell),
-                UnitRef::of(u)
+                Rc(cell, n),
+                unit_ref(u, n)
             );
             return true;
         }
@@ -276,301 +363,392 @@ impl Finder {
 
     /// A cell with one candidate left.
     fn naked_single(&mut self, c: &Candidates) -> bool {
-        let Some(cell) = (0..81).find(|&x| c.mask(x).count_ones() == 1) else {
+        let l = c.layout();
+        let n = l.n();
+        let Some(cell) = (0..n * n).find(|&x| c.mask(x).count_ones() == 1) else {
             return false;
         };
         let d = c.mask(cell).trailing_zeros() as u8 + 1;
         self.begin(Technique::NakedSingle);
-        self.step.placements.push((cell as u8, d));
+        self.step.placements.push((cell as u16, d));
         if self.explain {
-            self.cells(set_of(cells_of(PEERS[cell]).filter(|&p| c.value(p) != 0)));
+            let mut placed = Vec::new();
+            l.sorted_peers(cell, &mut placed);
+            placed.retain(|&p| c.value(p) != 0);
+            self.cells(&placed);
         }
-        explain!(self, "{} has one candidate left: {d}", Rc(cell));
+        explain!(self, "{} has one candidate left: {d}", Rc(cell, n));
         true
     }
 
     /// A digit's places in a box on one line: the line outside the box loses it.
     fn pointing(&mut self, c: &Candidates) -> bool {
-        let ds = digit_sets(c);
-        for b in 0..9 {
-            let boxset = UNIT_SETS[18 + b];
-            for d in 1..=9u8 {
-                let s = ds[d as usize - 1] & boxset;
-                if s == 0 {
+        self.ensure_places(c);
+        let l = c.layout();
+        let s = l.shape();
+        let n = l.n();
+        let (br, bc) = (s.box_rows(), s.box_cols());
+        let per_band = n / bc;
+        let (mut on, mut elim) = (std::mem::take(&mut self.a), std::mem::take(&mut self.b));
+        let mut found = false;
+        'boxes: for b in 0..n {
+            let (r0, c0) = (b / per_band * br, b % per_band * bc);
+            for d in 1..=n as u8 {
+                let p = self.at(n, 2 * n + b, d);
+                if p == 0 {
                     continue;
                 }
-                let first = s.trailing_zeros() as usize;
-                for line in [row_of(first), 9 + col_of(first)] {
-                    if s & UNIT_SETS[line] != s {
+                let first = p.trailing_zeros() as usize;
+                let (lr, lc) = (first / bc, first % bc);
+                // The box's local row lr, and its local column lc.
+                let row_bits = low(bc) << (lr * bc);
+                let col_bits = (0..br).fold(0u64, |m, k| m | 1 << (k * bc + lc));
+                let lines = [
+                    (p & !row_bits == 0, r0 + lr, low(bc) << c0),
+                    (p & !col_bits == 0, n + c0 + lc, low(br) << r0),
+                ];
+                for (inside, line, in_box) in lines {
+                    if !inside {
                         continue;
                     }
-                    let elim = ds[d as usize - 1] & UNIT_SETS[line] & !boxset;
-                    if elim == 0 {
+                    let out = self.at(n, line, d) & !in_box;
+                    if out == 0 {
                         continue;
                     }
+                    Self::cells_at(l, line, out, &mut elim);
+                    Self::cells_at(l, 2 * n + b, p, &mut on);
                     self.begin(Technique::Pointing);
-                    self.eliminate_digit(elim, d);
-                    self.cells(s);
+                    self.eliminate_digit(&elim, d);
+                    self.cells(&on);
                     self.step.units.push(UnitRef::Box(b as u8));
-                    self.step.units.push(UnitRef::of(line));
+                    self.step.units.push(unit_ref(line, n));
                     explain!(
                         self,
                         "in box {} the {d}s lie in {} only, so {} loses {d} outside the box",
                         b + 1,
-                        UnitRef::of(line),
-                        UnitRef::of(line)
+                        unit_ref(line, n),
+                        unit_ref(line, n)
                     );
-                    return true;
+                    found = true;
+                    break 'boxes;
                 }
             }
         }
-        false
+        (self.a, self.b) = (on, elim);
+        found
     }
 
     /// A digit's places in a line inside one box: the box outside the line
     /// loses it.
     fn claiming(&mut self, c: &Candidates) -> bool {
-        let ds = digit_sets(c);
-        for line in 0..18 {
-            for d in 1..=9u8 {
-                let s = ds[d as usize - 1] & UNIT_SETS[line];
-                if s == 0 {
+        self.ensure_places(c);
+        let l = c.layout();
+        let s = l.shape();
+        let n = l.n();
+        let (br, bc) = (s.box_rows(), s.box_cols());
+        let per_band = n / bc;
+        let (mut on, mut elim) = (std::mem::take(&mut self.a), std::mem::take(&mut self.b));
+        let mut found = false;
+        'lines: for line in 0..2 * n {
+            let (is_row, i) = (line < n, line % n);
+            // A row's places are columns, cut in segments of bc by the
+            // boxes; a column's are rows, cut in segments of br.
+            let seg = if is_row { bc } else { br };
+            for d in 1..=n as u8 {
+                let p = self.at(n, line, d);
+                if p == 0 {
                     continue;
                 }
-                let b = box_of(s.trailing_zeros() as usize);
-                let boxset = UNIT_SETS[18 + b];
-                if s & boxset != s {
+                let k = p.trailing_zeros() as usize / seg;
+                if p & !(low(seg) << (k * seg)) != 0 {
                     continue;
                 }
-                let elim = ds[d as usize - 1] & boxset & !UNIT_SETS[line];
-                if elim == 0 {
+                let (b, on_line) = if is_row {
+                    (i / br * per_band + k, low(bc) << (i % br * bc))
+                } else {
+                    let lc = i % bc;
+                    let bits = (0..br).fold(0u64, |m, r| m | 1 << (r * bc + lc));
+                    (k * per_band + i / bc, bits)
+                };
+                let out = self.at(n, 2 * n + b, d) & !on_line;
+                if out == 0 {
                     continue;
                 }
+                Self::cells_at(l, 2 * n + b, out, &mut elim);
+                Self::cells_at(l, line, p, &mut on);
                 self.begin(Technique::Claiming);
-                self.eliminate_digit(elim, d);
-                self.cells(s);
-                self.step.units.push(UnitRef::of(line));
+                self.eliminate_digit(&elim, d);
+                self.cells(&on);
+                self.step.units.push(unit_ref(line, n));
                 self.step.units.push(UnitRef::Box(b as u8));
                 explain!(
                     self,
                     "in {} the {d}s lie in box {} only, so the rest of box {} loses {d}",
-                    UnitRef::of(line),
+                    unit_ref(line, n),
                     b + 1,
                     b + 1
                 );
-                return true;
+                found = true;
+                break 'lines;
             }
         }
-        false
+        (self.a, self.b) = (on, elim);
+        found
     }
 
     /// k cells of a unit with k candidates between them: the unit's other
     /// cells lose those digits.
     fn naked_subset(&mut self, c: &Candidates, k: usize, t: Technique) -> bool {
-        for u in 0..27 {
-            let mut cells = [0usize; 9];
-            let mut n = 0;
-            let mut open = 0u128;
-            for &x in &UNITS[u] {
+        let l = c.layout();
+        let n = l.n();
+        let mut cells = std::mem::take(&mut self.a);
+        let mut masks = std::mem::take(&mut self.masks);
+        let mut found = false;
+        for u in 0..l.unit_count() {
+            cells.clear();
+            masks.clear();
+            for &x in l.unit(u) {
                 let x = x as usize;
                 let p = c.mask(x).count_ones() as usize;
-                if p > 0 {
-                    open |= 1u128 << x;
-                }
                 if (2..=k).contains(&p) {
-                    cells[n] = x;
-                    n += 1;
+                    cells.push(x);
+                    masks.push(c.mask(x));
                 }
             }
-            let found = for_each_combo(n, k, |idx| {
-                let union = idx.iter().fold(0u16, |m, &i| m | c.mask(cells[i]));
-                if union.count_ones() as usize != k {
-                    return false;
-                }
-                let subset = set_of(idx.iter().map(|&i| cells[i]));
-                let others = open & !subset;
-                if !cells_of(others).any(|y| c.mask(y) & union != 0) {
+            let unit = l.unit(u);
+            found = choose(&masks, k, &mut |idx, union| {
+                let in_subset = |y: usize| idx.iter().any(|&i| cells[i] == y);
+                let hit = |y: usize| !in_subset(y) && c.mask(y) & union != 0;
+                if !unit.iter().any(|&y| hit(y as usize)) {
                     return false;
                 }
                 self.begin(t);
-                for y in cells_of(others) {
-                    for d in digits_of(c.mask(y) & union) {
-                        self.step.eliminations.push((y as u8, d));
+                let mut others: Vec<usize> = unit.iter().map(|&y| y as usize).collect();
+                others.sort_unstable();
+                for y in others {
+                    if hit(y) {
+                        for d in digits_of(c.mask(y) & union) {
+                            self.step.eliminations.push((y as u16, d));
+                        }
                     }
                 }
-                self.cells(subset);
-                self.step.units.push(UnitRef::of(u));
+                let mut subset: Vec<usize> = idx.iter().map(|&i| cells[i]).collect();
+                subset.sort_unstable();
+                self.cells(&subset);
+                self.step.units.push(unit_ref(u, n));
                 explain!(
                     self,
                     "{} hold only {} between them, so the rest of {} loses those digits",
-                    Cells(subset),
+                    Cells(&subset, n),
                     Digits(union),
-                    UnitRef::of(u)
+                    unit_ref(u, n)
                 );
                 true
             });
             if found {
-                return true;
+                break;
             }
         }
-        false
+        self.a = cells;
+        self.masks = masks;
+        found
     }
 
     /// k digits confined to the same k cells of a unit: those cells lose
     /// their other digits.
     fn hidden_subset(&mut self, c: &Candidates, k: usize, t: Technique) -> bool {
-        for u in 0..27 {
-            let mut pos = [0u128; 9];
-            for &x in &UNITS[u] {
-                for d in digits_of(c.mask(x as usize)) {
-                    pos[d as usize - 1] |= 1u128 << x;
+        self.ensure_places(c);
+        let l = c.layout();
+        let n = l.n();
+        let mut digits = std::mem::take(&mut self.a);
+        let mut places = std::mem::take(&mut self.masks);
+        let mut found = false;
+        for u in 0..l.unit_count() {
+            let unit = l.unit(u);
+            // Places of each digit as positions in the unit.
+            digits.clear();
+            places.clear();
+            for d in 1..=n as u8 {
+                let pos = self.at(n, u, d);
+                if (2..=k).contains(&(pos.count_ones() as usize)) {
+                    digits.push(usize::from(d));
+                    places.push(pos);
                 }
             }
-            let mut digits = [0u8; 9];
-            let mut n = 0;
-            for d in 1..=9u8 {
-                if (2..=k).contains(&(pos[d as usize - 1].count_ones() as usize)) {
-                    digits[n] = d;
-                    n += 1;
-                }
-            }
-            let found = for_each_combo(n, k, |idx| {
-                let cells = idx
-                    .iter()
-                    .fold(0u128, |s, &i| s | pos[digits[i] as usize - 1]);
-                if cells.count_ones() as usize != k {
-                    return false;
-                }
-                let keep = idx.iter().fold(0u16, |m, &i| m | bit(digits[i]));
-                if !cells_of(cells).any(|y| c.mask(y) & !keep != 0) {
+            found = choose(&places, k, &mut |idx, positions| {
+                let keep = idx.iter().fold(0u64, |m, &i| m | bit(digits[i] as u8));
+                let mut cells: Vec<usize> = bits_of(positions).map(|i| unit[i] as usize).collect();
+                cells.sort_unstable();
+                if !cells.iter().any(|&y| c.mask(y) & !keep != 0) {
                     return false;
                 }
                 self.begin(t);
-                for y in cells_of(cells) {
+                for &y in &cells {
                     for d in digits_of(c.mask(y) & !keep) {
-                        self.step.eliminations.push((y as u8, d));
+                        self.step.eliminations.push((y as u16, d));
                     }
                 }
-                self.cells(cells);
-                self.step.units.push(UnitRef::of(u));
+                self.cells(&cells);
+                self.step.units.push(unit_ref(u, n));
                 explain!(
                     self,
                     "in {} the digits {} fit only in {}, so those cells lose their other candidates",
-                    UnitRef::of(u),
+                    unit_ref(u, n),
                     Digits(keep),
-                    Cells(cells)
+                    Cells(&cells, n)
                 );
                 true
             });
             if found {
-                return true;
+                break;
             }
         }
-        false
+        self.a = digits;
+        self.masks = places;
+        found
     }
 
     /// A digit confined to k columns in k rows (or k rows in k columns): the
     /// cover lines lose it outside the base lines.
     fn fish(&mut self, c: &Candidates, k: usize, t: Technique) -> bool {
-        let ds = digit_sets(c);
-        for d in 1..=9u8 {
-            let dc = ds[d as usize - 1];
+        self.ensure_places(c);
+        let l = c.layout();
+        let n = l.n();
+        let mut lines = std::mem::take(&mut self.a);
+        let mut covers = std::mem::take(&mut self.masks);
+        let mut found = false;
+        'digits: for d in 1..=n as u8 {
             for by_rows in [true, false] {
-                let mut lines = [0usize; 9];
-                let mut covers = [0u16; 9];
-                let mut n = 0;
-                for i in 0..9 {
-                    let base = if by_rows { i } else { 9 + i };
-                    let s = dc & UNIT_SETS[base];
-                    let cover = cells_of(s).fold(0u16, |m, x| {
-                        m | 1 << if by_rows { col_of(x) } else { row_of(x) }
-                    });
+                lines.clear();
+                covers.clear();
+                for i in 0..n {
+                    // The base line's cells with d, as positions across it
+                    // (a row's are columns, a column's rows).
+                    let base = if by_rows { i } else { n + i };
+                    let cover = self.at(n, base, d);
                     if (2..=k).contains(&(cover.count_ones() as usize)) {
-                        lines[n] = base;
-                        covers[n] = cover;
-                        n += 1;
+                        lines.push(i);
+                        covers.push(cover);
                     }
                 }
-                let found = for_each_combo(n, k, |idx| {
-                    let cover = idx.iter().fold(0u16, |m, &i| m | covers[i]);
-                    if cover.count_ones() as usize != k {
+                found = choose(&covers, k, &mut |idx, cover| {
+                    let base = idx.iter().fold(0u64, |m, &i| m | 1 << lines[i]);
+                    // Cells of the cover lines with d, outside the base lines.
+                    let at = |line: usize, across: usize| {
+                        if by_rows {
+                            across * n + line
+                        } else {
+                            line * n + across
+                        }
+                    };
+                    let mut elim = Vec::new();
+                    for j in bits_of(cover) {
+                        for i in 0..n {
+                            let x = at(j, i);
+                            if base & 1 << i == 0 && c.mask(x) & bit(d) != 0 {
+                                elim.push(x);
+                            }
+                        }
+                    }
+                    if elim.is_empty() {
                         return false;
                     }
-                    let base_set = idx.iter().fold(0u128, |s, &i| s | UNIT_SETS[lines[i]]);
-                    let cover_set = (0..9)
-                        .filter(|j| cover & 1 << j != 0)
-                        .fold(0u128, |s, j| s | UNIT_SETS[if by_rows { 9 + j } else { j }]);
-                    let elim = dc & cover_set & !base_set;
-                    if elim == 0 {
-                        return false;
-                    }
+                    elim.sort_unstable();
                     self.begin(t);
-                    self.eliminate_digit(elim, d);
-                    self.cells(dc & base_set);
-                    let mut base_lines = [0usize; 4];
-                    let mut cover_lines = [0usize; 4];
-                    for (slot, &i) in base_lines.iter_mut().zip(idx) {
-                        *slot = lines[i];
-                        self.step.units.push(UnitRef::of(lines[i]));
+                    self.eliminate_digit(&elim, d);
+                    if self.explain {
+                        let mut fins = Vec::new();
+                        for i in bits_of(base) {
+                            for j in bits_of(cover) {
+                                let x = at(j, i);
+                                if c.mask(x) & bit(d) != 0 {
+                                    fins.push(x);
+                                }
+                            }
+                        }
+                        fins.sort_unstable();
+                        self.cells(&fins);
                     }
-                    for (slot, j) in cover_lines
-                        .iter_mut()
-                        .zip((0..9).filter(|j| cover & 1 << j != 0))
-                    {
-                        *slot = if by_rows { 9 + j } else { j };
-                        self.step.units.push(UnitRef::of(*slot));
+                    let (base_kind, cover_kind) = if by_rows { (0, n) } else { (n, 0) };
+                    for i in bits_of(base) {
+                        self.step.units.push(unit_ref(base_kind + i, n));
+                    }
+                    for j in bits_of(cover) {
+                        self.step.units.push(unit_ref(cover_kind + j, n));
                     }
                     explain!(
                         self,
                         "in {} the {d}s lie only in {}, so those {} lose {d} elsewhere",
-                        Lines(&base_lines[..k]),
-                        Lines(&cover_lines[..k]),
+                        Lines(by_rows, base),
+                        Lines(!by_rows, cover),
                         if by_rows { "columns" } else { "rows" }
                     );
                     true
                 });
                 if found {
-                    return true;
+                    break 'digits;
                 }
             }
         }
-        false
+        self.a = lines;
+        self.masks = covers;
+        found
+    }
+
+    /// The cells holding `d` that see every cell of `seen` (and are none of
+    /// them), ascending.
+    fn seeing_all(l: &Layout, c: &Candidates, d: u8, seen: &[usize]) -> Vec<usize> {
+        let mut out = Vec::new();
+        l.sorted_peers(seen[0], &mut out);
+        out.retain(|&x| c.mask(x) & bit(d) != 0 && seen[1..].iter().all(|&s| l.sees(x, s)));
+        out
+    }
+
+    /// The open cells with exactly `k` candidates, ascending.
+    fn with_count(c: &Candidates, k: u32) -> Vec<usize> {
+        (0..c.masks().len())
+            .filter(|&x| c.mask(x).count_ones() == k)
+            .collect()
     }
 
     /// Pivot {a,b}, pincers {a,z} and {b,z} that see it: whichever the pivot
     /// holds, one pincer is z, so cells seeing both pincers lose z.
     fn xy_wing(&mut self, c: &Candidates) -> bool {
-        let ds = digit_sets(c);
-        let bivalue = set_of((0..81).filter(|&x| c.mask(x).count_ones() == 2));
-        for p in cells_of(bivalue) {
+        let l = c.layout();
+        let n = l.n();
+        let bivalue = Self::with_count(c, 2);
+        for &p in &bivalue {
             let mp = c.mask(p);
-            for q1 in cells_of(bivalue & PEERS[p]) {
+            for &q1 in bivalue.iter().filter(|&&q| l.sees(p, q)) {
                 let m1 = c.mask(q1);
                 if (m1 & mp).count_ones() != 1 {
                     continue;
                 }
                 let z = m1 & !mp;
                 let need = (mp & !m1) | z;
-                for q2 in cells_of(bivalue & PEERS[p]) {
+                for &q2 in bivalue.iter().filter(|&&q| l.sees(p, q)) {
                     if q2 == q1 || c.mask(q2) != need {
                         continue;
                     }
                     let zd = z.trailing_zeros() as u8 + 1;
-                    let elim = ds[zd as usize - 1] & PEERS[q1] & PEERS[q2] & !(1u128 << p);
-                    if elim == 0 {
+                    let mut elim = Self::seeing_all(l, c, zd, &[q1, q2]);
+                    elim.retain(|&x| x != p);
+                    if elim.is_empty() {
                         continue;
                     }
                     self.begin(Technique::XyWing);
-                    self.eliminate_digit(elim, zd);
-                    self.cells(1u128 << p | 1u128 << q1 | 1u128 << q2);
+                    self.eliminate_digit(&elim, zd);
+                    let mut three = [p, q1, q2];
+                    three.sort_unstable();
+                    self.cells(&three);
                     explain!(
                         self,
                         "pivot {} {} with pincers {} {} and {} {}: one pincer is {zd}, so cells seeing both lose {zd}",
-                        Rc(p),
+                        Rc(p, n),
                         Digits(mp),
-                        Rc(q1),
+                        Rc(q1, n),
                         Digits(m1),
-                        Rc(q2),
+                        Rc(q2, n),
                         Digits(need)
                     );
                     return true;
@@ -583,37 +761,39 @@ impl Finder {
     /// Pivot {a,b,z}, pincers {a,z} and {b,z} that see it: one of the three
     /// is z, so cells seeing all three lose z.
     fn xyz_wing(&mut self, c: &Candidates) -> bool {
-        let ds = digit_sets(c);
-        let bivalue = set_of((0..81).filter(|&x| c.mask(x).count_ones() == 2));
-        for p in (0..81).filter(|&x| c.mask(x).count_ones() == 3) {
+        let l = c.layout();
+        let n = l.n();
+        let bivalue = Self::with_count(c, 2);
+        for p in Self::with_count(c, 3) {
             let mp = c.mask(p);
-            for q1 in cells_of(bivalue & PEERS[p]) {
+            for &q1 in bivalue.iter().filter(|&&q| l.sees(p, q)) {
                 let m1 = c.mask(q1);
                 if m1 & !mp != 0 {
                     continue;
                 }
-                for q2 in cells_of(bivalue & PEERS[p]) {
+                for &q2 in bivalue.iter().filter(|&&q| l.sees(p, q)) {
                     let m2 = c.mask(q2);
                     if q2 <= q1 || m2 & !mp != 0 || m1 | m2 != mp {
                         continue;
                     }
-                    let z = m1 & m2;
-                    let zd = z.trailing_zeros() as u8 + 1;
-                    let elim = ds[zd as usize - 1] & PEERS[p] & PEERS[q1] & PEERS[q2];
-                    if elim == 0 {
+                    let zd = (m1 & m2).trailing_zeros() as u8 + 1;
+                    let elim = Self::seeing_all(l, c, zd, &[p, q1, q2]);
+                    if elim.is_empty() {
                         continue;
                     }
                     self.begin(Technique::XyzWing);
-                    self.eliminate_digit(elim, zd);
-                    self.cells(1u128 << p | 1u128 << q1 | 1u128 << q2);
+                    self.eliminate_digit(&elim, zd);
+                    let mut three = [p, q1, q2];
+                    three.sort_unstable();
+                    self.cells(&three);
                     explain!(
                         self,
                         "pivot {} {} with pincers {} {} and {} {}: one of them is {zd}, so cells seeing all three lose {zd}",
-                        Rc(p),
+                        Rc(p, n),
                         Digits(mp),
-                        Rc(q1),
+                        Rc(q1, n),
                         Digits(m1),
-                        Rc(q2),
+                        Rc(q2, n),
                         Digits(m2)
                     );
                     return true;
@@ -627,46 +807,51 @@ impl Finder {
     /// exactly two places, one seen by each: one of the two cells is b, so
     /// cells seeing both lose b.
     fn w_wing(&mut self, c: &Candidates) -> bool {
-        let ds = digit_sets(c);
-        let bivalue = set_of((0..81).filter(|&x| c.mask(x).count_ones() == 2));
-        for x in cells_of(bivalue) {
+        self.ensure_places(c);
+        let l = c.layout();
+        let n = l.n();
+        let bivalue = Self::with_count(c, 2);
+        let mut two = Vec::new();
+        for &x in &bivalue {
             let mx = c.mask(x);
-            for y in cells_of(bivalue & !PEERS[x]) {
-                if y <= x || c.mask(y) != mx {
+            for &y in &bivalue {
+                if y <= x || c.mask(y) != mx || l.sees(x, y) {
                     continue;
                 }
-                let common = PEERS[x] & PEERS[y];
-                let pair = 1u128 << x | 1u128 << y;
                 for a in digits_of(mx) {
                     let b = (mx & !bit(a)).trailing_zeros() as u8 + 1;
-                    let elim = ds[b as usize - 1] & common;
-                    if elim == 0 {
+                    let elim = Self::seeing_all(l, c, b, &[x, y]);
+                    if elim.is_empty() {
                         continue;
                     }
-                    for u in 0..27 {
-                        let s = ds[a as usize - 1] & UNIT_SETS[u];
-                        if s.count_ones() != 2 || s & pair != 0 {
+                    for u in 0..l.unit_count() {
+                        let places = self.at(n, u, a);
+                        if places.count_ones() != 2 {
                             continue;
                         }
-                        let p = s.trailing_zeros() as usize;
-                        let q = 127 - s.leading_zeros() as usize;
-                        let sees = |i: usize, j: usize| PEERS[i] & (1u128 << j) != 0;
-                        if !((sees(x, p) && sees(y, q)) || (sees(x, q) && sees(y, p))) {
+                        Self::cells_at(l, u, places, &mut two);
+                        if two.contains(&x) || two.contains(&y) {
+                            continue;
+                        }
+                        let (p, q) = (two[0], two[1]);
+                        if !((l.sees(x, p) && l.sees(y, q)) || (l.sees(x, q) && l.sees(y, p))) {
                             continue;
                         }
                         self.begin(Technique::WWing);
-                        self.eliminate_digit(elim, b);
-                        self.cells(pair | s);
-                        self.step.units.push(UnitRef::of(u));
+                        self.eliminate_digit(&elim, b);
+                        let mut four = [x, y, p, q];
+                        four.sort_unstable();
+                        self.cells(&four);
+                        self.step.units.push(unit_ref(u, n));
                         explain!(
                             self,
                             "{} and {} are both {}, and in {} the {a} is in {} or {}, one seen by each: one of them is {b}, so cells seeing both lose {b}",
-                            Rc(x),
-                            Rc(y),
+                            Rc(x, n),
+                            Rc(y, n),
                             Digits(mx),
-                            UnitRef::of(u),
-                            Rc(p),
-                            Rc(q)
+                            unit_ref(u, n),
+                            Rc(p, n),
+                            Rc(q, n)
                         );
                         return true;
                     }
@@ -681,90 +866,172 @@ impl Finder {
     /// make that colour false (wrap); a cell seeing both colours cannot
     /// hold the digit (trap).
     fn simple_coloring(&mut self, c: &Candidates) -> bool {
-        let ds = digit_sets(c);
-        for d in 1..=9u8 {
-            let dc = ds[d as usize - 1];
-            let mut adj = [0u128; 81];
-            let mut linked = 0u128;
-            for set in UNIT_SETS {
-                let s = dc & set;
-                if s.count_ones() == 2 {
-                    let p = s.trailing_zeros() as usize;
-                    let q = 127 - s.leading_zeros() as usize;
-                    adj[p] |= 1u128 << q;
-                    adj[q] |= 1u128 << p;
-                    linked |= s;
+        self.ensure_places(c);
+        let l = c.layout();
+        let n = l.n();
+        let cells = n * n;
+        // Each cell's conjugate partners (at most one per unit).
+        let mut adj = vec![[u16::MAX; 3]; cells];
+        // 0 uncoloured, 1 on, 2 off; per unit, cells of each colour seen.
+        let mut colour = vec![0u8; cells];
+        let mut per_unit = vec![[0u8; 2]; 3 * n];
+        // Per cell, the colours (bits 1 and 2) of the chain cells it sees.
+        let mut sees = vec![0u8; cells];
+        let mut pair = Vec::new();
+        for d in 1..=n as u8 {
+            let mut linked = Vec::new();
+            for u in 0..l.unit_count() {
+                let places = self.at(n, u, d);
+                if places.count_ones() != 2 {
+                    continue;
+                }
+                Self::cells_at(l, u, places, &mut pair);
+                if let [p, q] = pair[..] {
+                    let kind = u / n;
+                    adj[p][kind] = q as u16;
+                    adj[q][kind] = p as u16;
+                    linked.push(p);
+                    linked.push(q);
                 }
             }
-            let mut seen = 0u128;
-            for start in cells_of(linked) {
-                if seen & (1u128 << start) != 0 {
+            linked.sort_unstable();
+            linked.dedup();
+            let mut found = false;
+            for &start in &linked {
+                if colour[start] != 0 {
                     continue;
                 }
-                let (mut on, mut off) = (1u128 << start, 0u128);
-                let mut todo = on;
-                while todo != 0 {
-                    let mut new_off = 0u128;
-                    for x in cells_of(todo) {
-                        new_off |= adj[x];
-                    }
-                    new_off &= !off;
-                    off |= new_off;
-                    let mut new_on = 0u128;
-                    for x in cells_of(new_off) {
-                        new_on |= adj[x];
-                    }
-                    new_on &= !on;
-                    on |= new_on;
-                    todo = new_on;
-                }
-                seen |= on | off;
-                if on & off != 0 {
-                    // An odd cycle of conjugate pairs: the state is already
-                    // contradictory; nothing sound to say.
-                    continue;
-                }
-                let chain = on | off;
-                for (colour, other) in [(on, off), (off, on)] {
-                    let Some(u) = (0..27).find(|&u| (colour & UNIT_SETS[u]).count_ones() >= 2)
-                    else {
-                        continue;
-                    };
-                    self.begin(Technique::SimpleColoring);
-                    self.eliminate_digit(colour, d);
-                    self.cells(chain);
-                    self.step.units.push(UnitRef::of(u));
-                    let two = colour & UNIT_SETS[u];
-                    explain!(
-                        self,
-                        "colouring the chain of {d}s {}: {} share a colour and {}, so that colour is false and {} hold {d}",
-                        Cells(chain),
-                        Cells(two),
-                        UnitRef::of(u),
-                        Cells(other)
-                    );
-                    return true;
-                }
-                let mut trapped = 0u128;
-                for x in cells_of(dc & !chain) {
-                    if PEERS[x] & on != 0 && PEERS[x] & off != 0 {
-                        trapped |= 1u128 << x;
+                // Two-colour the chain from `start`, breadth first.
+                let mut chain = vec![start];
+                colour[start] = 1;
+                let mut odd = false;
+                let mut i = 0;
+                while i < chain.len() {
+                    let x = chain[i];
+                    i += 1;
+                    for &y in &adj[x] {
+                        if y == u16::MAX {
+                            continue;
+                        }
+                        let y = y as usize;
+                        if colour[y] == 0 {
+                            colour[y] = 3 - colour[x];
+                            chain.push(y);
+                        } else if colour[y] == colour[x] {
+                            odd = true;
+                        }
                     }
                 }
-                if trapped != 0 {
-                    self.begin(Technique::SimpleColoring);
-                    self.eliminate_digit(trapped, d);
-                    self.cells(chain);
-                    explain!(
-                        self,
-                        "colouring the chain of {d}s {}: {} see both colours, and one colour holds {d}, so they lose {d}",
-                        Cells(chain),
-                        Cells(trapped)
-                    );
-                    return true;
+                chain.sort_unstable();
+                if !odd {
+                    found = self.colour_step(c, d, &chain, &colour, &mut per_unit, &mut sees);
                 }
+                if found {
+                    break;
+                }
+            }
+            // Reset the scratch for the next digit.
+            for &x in &linked {
+                adj[x] = [u16::MAX; 3];
+                colour[x] = 0;
+            }
+            if found {
+                return true;
             }
         }
         false
+    }
+
+    /// The wrap or trap of one coloured chain (ascending cells), if any.
+    fn colour_step(
+        &mut self,
+        c: &Candidates,
+        d: u8,
+        chain: &[usize],
+        colour: &[u8],
+        per_unit: &mut [[u8; 2]],
+        sees: &mut [u8],
+    ) -> bool {
+        let l = c.layout();
+        let n = l.n();
+        // Wrap: the first unit (rows, columns, boxes) with two cells of one
+        // colour, the "on" colour tried first.
+        let mut wrap: Option<(usize, usize)> = None;
+        for &x in chain {
+            for u in l.units_of(x) {
+                let slot = &mut per_unit[u as usize][colour[x] as usize - 1];
+                *slot += 1;
+                if *slot >= 2 {
+                    let k = colour[x] as usize - 1;
+                    let better = match wrap {
+                        None => true,
+                        Some((ck, cu)) => (k, u as usize) < (ck, cu),
+                    };
+                    if better {
+                        wrap = Some((k, u as usize));
+                    }
+                }
+            }
+        }
+        for &x in chain {
+            for u in l.units_of(x) {
+                per_unit[u as usize] = [0, 0];
+            }
+        }
+        let of =
+            |k: u8| -> Vec<usize> { chain.iter().copied().filter(|&x| colour[x] == k).collect() };
+        if let Some((k, u)) = wrap {
+            let false_colour = of(k as u8 + 1);
+            let other = of(2 - k as u8);
+            self.begin(Technique::SimpleColoring);
+            self.eliminate_digit(&false_colour, d);
+            self.cells(chain);
+            self.step.units.push(unit_ref(u, n));
+            let two: Vec<usize> = false_colour
+                .iter()
+                .copied()
+                .filter(|&x| l.units_of(x).contains(&(u as u16)))
+                .collect();
+            explain!(
+                self,
+                "colouring the chain of {d}s {}: {} share a colour and {}, so that colour is false and {} hold {d}",
+                Cells(chain, n),
+                Cells(&two, n),
+                unit_ref(u, n),
+                Cells(&other, n)
+            );
+            return true;
+        }
+        // Trap: cells with d off the chain that see both colours: each
+        // chain cell marks its peers with its colour's bit.
+        let mut touched = Vec::new();
+        for &x in chain {
+            for p in l.peers(x) {
+                if c.mask(p) & bit(d) != 0 && chain.binary_search(&p).is_err() {
+                    if sees[p] == 0 {
+                        touched.push(p);
+                    }
+                    sees[p] |= colour[x];
+                }
+            }
+        }
+        let mut trapped: Vec<usize> = touched.iter().copied().filter(|&p| sees[p] == 3).collect();
+        for &p in &touched {
+            sees[p] = 0;
+        }
+        if trapped.is_empty() {
+            return false;
+        }
+        trapped.sort_unstable();
+        self.begin(Technique::SimpleColoring);
+        self.eliminate_digit(&trapped, d);
+        self.cells(chain);
+        explain!(
+            self,
+            "colouring the chain of {d}s {}: {} see both colours, and one colour holds {d}, so they lose {d}",
+            Cells(chain, n),
+            Cells(&trapped, n)
+        );
+        true
     }
 }

@@ -84,10 +84,10 @@ fn hint_on(m: &[u16; 81]) -> Step {
     s
 }
 
-fn elims(cells: impl IntoIterator<Item = usize>, digits: &[u8]) -> Vec<(u8, u8)> {
-    let mut v: Vec<(u8, u8)> = cells
+fn elims(cells: impl IntoIterator<Item = usize>, digits: &[u8]) -> Vec<(u16, u8)> {
+    let mut v: Vec<(u16, u8)> = cells
         .into_iter()
-        .flat_map(|c| digits.iter().map(move |&d| (c as u8, d)))
+        .flat_map(|c| digits.iter().map(move |&d| (c as u16, d)))
         .collect();
     v.sort();
     v
@@ -116,7 +116,7 @@ fn hidden_single_in_a_box() {
     }
     let s = hint(&Candidates::from_grid(&Grid(cells))).unwrap();
     assert_eq!(s.technique, Technique::HiddenSingle);
-    assert_eq!(s.placements, vec![(rc(3, 5) as u8, 7)]);
+    assert_eq!(s.placements, vec![(rc(3, 5) as u16, 7)]);
     assert_eq!(s.units, vec![UnitRef::Box(1)]);
     assert_eq!(
         s.explanation,
@@ -128,10 +128,10 @@ fn hidden_single_in_a_box() {
     assert_eq!(
         why,
         vec![
-            rc(1, 1) as u8,
-            rc(2, 7) as u8,
-            rc(5, 4) as u8,
-            rc(8, 6) as u8
+            rc(1, 1) as u16,
+            rc(2, 7) as u16,
+            rc(5, 4) as u16,
+            rc(8, 6) as u16
         ]
     );
 }
@@ -142,7 +142,7 @@ fn naked_single_places_a_cell_with_one_candidate() {
     set(&mut m, rc(5, 5), &[4]);
     let s = hint_on(&m);
     assert_eq!(s.technique, Technique::NakedSingle);
-    assert_eq!(s.placements, vec![(rc(5, 5) as u8, 4)]);
+    assert_eq!(s.placements, vec![(rc(5, 5) as u16, 4)]);
 }
 
 #[test]
@@ -287,10 +287,10 @@ fn xy_wing_clears_the_cell_both_pincers_see() {
     set(&mut m, rc(5, 1), &[2, 3]);
     let s = hint_on(&m);
     assert_eq!(s.technique, Technique::XyWing);
-    assert_eq!(s.eliminations, vec![(rc(5, 5) as u8, 3)]);
+    assert_eq!(s.eliminations, vec![(rc(5, 5) as u16, 3)]);
     assert_eq!(
         s.cells,
-        vec![rc(1, 1) as u8, rc(1, 5) as u8, rc(5, 1) as u8]
+        vec![rc(1, 1) as u16, rc(1, 5) as u16, rc(5, 1) as u16]
     );
 }
 
@@ -306,7 +306,7 @@ fn xyz_wing_clears_the_cells_all_three_see() {
     assert_eq!(s.technique, Technique::XyzWing);
     assert_eq!(
         s.eliminations,
-        vec![(rc(1, 2) as u8, 3), (rc(1, 3) as u8, 3)]
+        vec![(rc(1, 2) as u16, 3), (rc(1, 3) as u16, 3)]
     );
 }
 
@@ -322,7 +322,7 @@ fn w_wing_clears_the_cells_both_ends_see() {
     assert_eq!(s.technique, Technique::WWing);
     assert_eq!(
         s.eliminations,
-        vec![(rc(1, 5) as u8, 2), (rc(5, 1) as u8, 2)]
+        vec![(rc(1, 5) as u16, 2), (rc(5, 1) as u16, 2)]
     );
     assert_eq!(s.units, vec![UnitRef::Row(2)]);
 }
@@ -408,16 +408,16 @@ fn simple_coloring_traps_a_cell_that_sees_both_colours() {
     );
     let s = hint_on(&m);
     assert_eq!(s.technique, Technique::SimpleColoring);
-    assert_eq!(s.eliminations, vec![(rc(9, 1) as u8, 1)]);
+    assert_eq!(s.eliminations, vec![(rc(9, 1) as u16, 1)]);
     let mut chain = s.cells.clone();
     chain.sort();
     assert_eq!(
         chain,
         vec![
-            rc(1, 1) as u8,
-            rc(1, 5) as u8,
-            rc(7, 5) as u8,
-            rc(9, 6) as u8
+            rc(1, 1) as u16,
+            rc(1, 5) as u16,
+            rc(7, 5) as u16,
+            rc(9, 6) as u16
         ]
     );
 }
@@ -437,9 +437,9 @@ fn simple_coloring_wrap_makes_a_colour_false() {
     assert_eq!(
         s.eliminations,
         vec![
-            (rc(1, 1) as u8, 1),
-            (rc(2, 2) as u8, 1),
-            (rc(5, 5) as u8, 1)
+            (rc(1, 1) as u16, 1),
+            (rc(2, 2) as u16, 1),
+            (rc(5, 5) as u16, 1)
         ]
     );
 }
@@ -544,7 +544,7 @@ fn only_puzzles_with_one_solution_are_rated() {
     assert_eq!(rate(&none).unwrap_err(), LogicError::NoSolution);
     let hard = public_set("puzzles6_forum_hardest_1106", 1)[0];
     assert!(matches!(
-        rate_within(&hard, 3),
+        rate_within(&SizedGrid::from_grid(&hard), 3),
         Err(LogicError::OverBudget { .. })
     ));
 }
@@ -614,9 +614,13 @@ fn reach_agrees_with_rate_at_every_ceiling() {
             } else {
                 Reach::Stuck
             };
-            assert_eq!(reach(g, ceiling), want, "{g} at {ceiling}: {r:?}");
+            assert_eq!(
+                reach(&SizedGrid::from_grid(g), ceiling),
+                want,
+                "{g} at {ceiling}: {r:?}"
+            );
         }
-        assert_eq!(rate_unique(g), r, "{g}");
+        assert_eq!(rate_unique(&SizedGrid::from_grid(g)), r, "{g}");
     }
     // The sets cover more than one label, so the test can tell.
     assert!(labels.len() >= 3, "{labels:?}");
@@ -629,13 +633,13 @@ fn placing_singles_solves_an_easy_puzzle_and_only_places_the_solution() {
     let mut state = Candidates::from_grid(&g);
     state.place_singles();
     assert!(state.is_solved());
-    assert_eq!(state.grid(), solution);
+    assert_eq!(state.values(), &solution.0[..]);
     let hard = public_set("puzzles6_forum_hardest_1106", 1)[0];
     let solution = solver::solve(&hard).unwrap();
     let mut state = Candidates::from_grid(&hard);
     state.place_singles();
     assert!(!state.is_solved());
-    let placed = state.grid();
+    let placed = state.puzzle().to_grid().unwrap();
     assert!(placed.is_kept_by(&solution), "{placed}");
     assert!(placed.givens() >= hard.givens());
 }
@@ -654,17 +658,17 @@ fn marks_that_exclude_the_solution_digit_are_named() {
         for g in public_set(name, 5) {
             let solution = solver::solve(&g).unwrap();
             let fresh = Candidates::from_grid(&g);
-            assert_eq!(missing_candidate(&fresh, &solution), None);
+            assert_eq!(missing_candidate(&fresh, &solution.0), None);
             for cell in (0..81).filter(|&c| g.0[c] == 0) {
                 let d = solution.0[cell];
-                let mut masks = *fresh.masks();
-                masks[cell] = candidates::ALL_DIGITS & !(1 << (d - 1));
-                let marked = Candidates::with_marks(&g, &masks).unwrap();
-                let step = missing_candidate(&marked, &solution).expect("a missing digit");
+                let mut masks = fresh.masks().to_vec();
+                masks[cell] = 0x1FF & !(1 << (d - 1));
+                let marked = Candidates::with_marks(&SizedGrid::from_grid(&g), &masks).unwrap();
+                let step = missing_candidate(&marked, &solution.0).expect("a missing digit");
                 assert_eq!(step.technique, Technique::MissingCandidate);
-                assert_eq!(step.restorations, vec![(cell as u8, d)]);
+                assert_eq!(step.restorations, vec![(cell as u16, d)]);
                 assert!(step.placements.is_empty() && step.eliminations.is_empty());
-                assert_eq!(step.cells, vec![cell as u8]);
+                assert_eq!(step.cells, vec![cell as u16]);
                 let named = format!("r{}c{} must keep {d}", cell / 9 + 1, cell % 9 + 1);
                 assert!(step.explanation.starts_with(&named), "{}", step.explanation);
             }
@@ -676,14 +680,14 @@ fn marks_that_exclude_the_solution_digit_are_named() {
 fn the_first_missing_digit_is_named_and_the_others_counted() {
     let g = grid(CLASSIC);
     let solution = solver::solve(&g).unwrap();
-    let mut masks = [0u16; 81];
+    let mut masks = [0u64; 81];
     // r1c3 (cell 2) and r1c4 (cell 3) lose their digits; r1c6 is marked
     // with its digit only, which is right.
-    masks[2] = candidates::ALL_DIGITS & !(1 << (solution.0[2] - 1));
-    masks[3] = candidates::ALL_DIGITS & !(1 << (solution.0[3] - 1));
+    masks[2] = 0x1FF & !(1 << (solution.0[2] - 1));
+    masks[3] = 0x1FF & !(1 << (solution.0[3] - 1));
     masks[5] = 1 << (solution.0[5] - 1);
-    let marked = Candidates::with_marks(&g, &masks).unwrap();
-    let step = missing_candidate(&marked, &solution).unwrap();
+    let marked = Candidates::with_marks(&SizedGrid::from_grid(&g), &masks).unwrap();
+    let step = missing_candidate(&marked, &solution.0).unwrap();
     assert_eq!(step.restorations, vec![(2, solution.0[2])]);
     assert_eq!(
         step.explanation,
