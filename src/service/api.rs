@@ -652,7 +652,7 @@ impl SudokuService for Sudoku {
         }
         let deadline = self.bounded(deadline_of(request.metadata()))?;
         let tenant = tenant_of(&request);
-        let plan = parse_generate(request.get_ref(), fresh_seed)?;
+        let plan = parse_generate(request.get_ref(), fresh_seed, self.shared.limits.max_nodes)?;
         let share = request.extensions().get::<Share>().cloned();
         Ok(Response::new(
             self.open_generate(plan, deadline, tenant, share),

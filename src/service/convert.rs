@@ -8,7 +8,7 @@ use tonic::metadata::MetadataMap;
 
 use super::status::{Failure, Violation, Wrong, violation, violation_of};
 use crate::pb;
-use sudoku_core::generate::sized::SizedPuzzle;
+use sudoku_core::generate::sized::{SizedFound, SizedOptions};
 use sudoku_core::generate::{self, Generated, Symmetry, Target};
 use sudoku_core::logic::{Label, Rating, Step, Technique, UnitRef};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid, UnitKind};
@@ -616,15 +616,20 @@ pub(super) struct GeneratePlan {
     pub(super) options: generate::Options,
     pub(super) target: Target,
     pub(super) form: Form,
-    /// The box of a size other than 9x9, made by the sized maker, and its
-    /// clue floor.
-    pub(super) shape: Option<(Shape, u32)>,
+    /// The box of a size other than 9x9, made by the sized search with
+    /// these options (its target is `target`).
+    pub(super) shape: Option<(Shape, SizedOptions)>,
 }
 
 /// Reads a Generate request; `fresh_seed` picks the seed when it sets none.
+///
+/// `max_nodes` is the work budget of one Solve: the search nodes the
+/// checks of one attempt at a sized puzzle may take (a puzzle that spends
+/// it comes with the clues it has left, unique and not minimal).
 pub(super) fn parse_generate(
     request: &pb::GenerateRequest,
     fresh_seed: impl FnOnce() -> u64,
+    max_nodes: u64,
 ) -> Result<GeneratePlan, Failure> {
     let mut problems = Vec::new();
     let mut bad = |field: &str, description: String| {
@@ -711,31 +716,33 @@ pub(super) fn parse_generate(
     let shape = Some(box_shape(request.box_rows, request.box_cols, "")?)
         .filter(|&shape| shape != Shape::CLASSIC);
     if let Some(shape) = shape {
-        let other = "sizes other than 9x9 are made unrated, without symmetry, to a \
-                     min_clues floor only";
-        if label.is_some() || floor.is_some() || ranged {
+        if !symmetry.fits(shape) {
             bad(
-                if ranged {
-                    "min_rating"
-                } else if floor.is_some() {
-                    "min_label"
-                } else {
-                    "label"
-                },
-                other.to_string(),
+                "symmetry",
+                format!(
+                    "{} does not map the {}x{} boxes of {} onto boxes; this shape takes \
+                     none, rotate180, mirror-horizontal, mirror-vertical and mirror-both",
+                    symmetry.name(),
+                    shape.box_rows(),
+                    shape.box_cols(),
+                    shape.describe()
+                ),
             );
         }
-        if symmetry != Symmetry::None {
-            bad("symmetry", other.to_string());
-        }
-        if max_c != 0 {
-            bad("max_clues", other.to_string());
-        }
-        if min_c as usize > shape.cells() {
+        let cells = shape.cells() as u32;
+        if min_c > cells {
             bad(
                 "min_clues",
-                format!("{min_c} is out of range; expected 0 to {}", shape.cells()),
+                format!("{min_c} is out of range; expected 0 to {cells}"),
             );
+        }
+        if max_c > cells {
+            bad(
+                "max_clues",
+                format!("{max_c} is out of range; expected 0 (no bound) to {cells}"),
+            );
+        } else if max_c != 0 && min_c > max_c {
+            bad("max_clues", format!("{max_c} is below min_clues {min_c}"));
         }
         if !problems.is_empty() {
             return Err(Failure::Invalid(problems));
@@ -755,7 +762,20 @@ pub(super) fn parse_generate(
             } else {
                 Form::Text
             },
-            shape: Some((shape, min_c)),
+            shape: Some((
+                shape,
+                SizedOptions {
+                    symmetry,
+                    min_clues: min_c as usize,
+                    max_clues: if max_c == 0 {
+                        usize::MAX
+                    } else {
+                        max_c as usize
+                    },
+                    max_attempts: SIZED_MAX_ATTEMPTS,
+                    budget: max_nodes,
+                },
+            )),
         });
     }
     if min_c > CELLS as u32 {
@@ -801,21 +821,27 @@ pub(super) fn parse_generate(
 pub(super) fn sized_generated_to_pb(
     index: u32,
     plan: &GeneratePlan,
-    made: &SizedPuzzle,
+    found: &SizedFound,
 ) -> pb::GenerateResponse {
+    let made = &found.made;
     pb::GenerateResponse {
         index,
         seed: plan.seed,
         puzzle: Some(pb::GeneratedPuzzle {
             puzzle: Some(sized_to_pb(&made.puzzle, plan.form)),
             solution: Some(sized_to_pb(&made.solution, plan.form)),
-            rating: None,
+            rating: Some(rating_to_pb(&found.rating)),
             clues: made.clues as u32,
             minimal: made.minimal,
-            attempts: 0,
+            attempts: found.attempts,
         }),
     }
 }
+
+/// Attempts one sized puzzle may take before the call says it found none
+/// (FAILED_PRECONDITION, as a 9x9 one past its attempts): a 4x4 grid is
+/// never harder than easy, so a hard 4x4 is refused after these.
+pub(super) const SIZED_MAX_ATTEMPTS: u64 = 1_000;
 
 /// The fewest clues a puzzle with one solution has.
 const MIN_CLUES: u32 = 17;

@@ -384,7 +384,16 @@ async fn generate_makes_unique_puzzles_of_other_sizes() {
             let (a, only) = run_sized(&puzzle, 2, u64::MAX);
             assert_eq!((a.count, only), (1, Some(solution)), "{shape}");
             assert_eq!(p.clues as usize, puzzle.givens());
-            assert!(p.rating.is_none());
+            // Rated as Rate rates it.
+            let rating = p.rating.expect("rated");
+            let rated = client
+                .rate(pb::RateRequest {
+                    puzzle: Some(g.clone()),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(rated.rating, Some(rating), "{shape}");
             made.push(puzzle);
         }
         assert_eq!(made.len(), 3);
@@ -393,17 +402,156 @@ async fn generate_makes_unique_puzzles_of_other_sizes() {
         let first = again.message().await.unwrap().unwrap().puzzle.unwrap();
         assert_eq!(first.clues as usize, made[0].givens());
     }
-    // Ratings and symmetry are for 9x9 only.
+    // A symmetry that would turn 2x3 boxes into 3x2 is refused; a 4x4
+    // grid is never harder than easy, so a hard one is not found.
     let e = client
         .generate(pb::GenerateRequest {
-            box_rows: 4,
-            box_cols: 4,
-            label: pb::Label::Hard as i32,
+            box_rows: 2,
+            box_cols: 3,
+            symmetry: pb::Symmetry::Rotate90 as i32,
             ..Default::default()
         })
         .await
         .unwrap_err();
-    assert_eq!(violations(&e)[0].0, "label");
+    assert_eq!(violations(&e)[0].0, "symmetry");
+    assert!(violations(&e)[0].1.contains("rotate180"), "{e:?}");
+    let mut hard = client
+        .generate(pb::GenerateRequest {
+            box_rows: 2,
+            box_cols: 2,
+            label: pb::Label::Hard as i32,
+            seed: Some(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let e = hard.message().await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("1000 attempts"), "{e:?}");
+}
+
+/// Generate at other sizes takes every option the 9x9 one takes: a label
+/// or an SE range, a symmetry the shape admits, a clue range; each puzzle
+/// is checked here by the sized engine (one solution), by this test's own
+/// reading of the clue pattern (whole orbits), and by Rate (the label).
+#[tokio::test]
+async fn generate_takes_labels_ratings_symmetry_and_clues_at_every_size() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    // (box, label, min..max rating, symmetry, max clues)
+    let cases = [
+        (
+            (2, 2),
+            pb::Label::Easy,
+            (0.0, 0.0),
+            pb::Symmetry::Rotate90,
+            0,
+        ),
+        (
+            (2, 3),
+            pb::Label::Hard,
+            (0.0, 0.0),
+            pb::Symmetry::Rotate180,
+            0,
+        ),
+        (
+            (3, 2),
+            pb::Label::Unspecified,
+            (4.0, 4.4),
+            pb::Symmetry::Rotate180,
+            0,
+        ),
+        (
+            (3, 4),
+            pb::Label::Medium,
+            (0.0, 0.0),
+            pb::Symmetry::MirrorBoth,
+            70,
+        ),
+        (
+            (4, 4),
+            pb::Label::Expert,
+            (0.0, 0.0),
+            pb::Symmetry::Diagonal,
+            0,
+        ),
+        (
+            (4, 4),
+            pb::Label::Easy,
+            (0.0, 0.0),
+            pb::Symmetry::MirrorHorizontal,
+            120,
+        ),
+    ];
+    for ((r, c), label, (min_rating, max_rating), symmetry, max_clues) in cases {
+        let shape = Shape::new(r, c).unwrap();
+        let n = shape.side();
+        let request = pb::GenerateRequest {
+            count: 2,
+            seed: Some(3),
+            label: label as i32,
+            min_rating,
+            max_rating,
+            symmetry: symmetry as i32,
+            max_clues,
+            box_rows: r as u32,
+            box_cols: c as u32,
+            ..Default::default()
+        };
+        let mut stream = client.generate(request).await.unwrap().into_inner();
+        let mut got = 0;
+        while let Some(m) = stream
+            .message()
+            .await
+            .unwrap_or_else(|e| panic!("{shape}: {e:?}"))
+        {
+            let p = m.puzzle.unwrap();
+            let g = p.puzzle.clone().unwrap();
+            let puzzle = SizedGrid::from_text(shape, &g.text).unwrap();
+            let (a, _) = run_sized(&puzzle, 2, u64::MAX);
+            assert_eq!(a.count, 1, "{shape}");
+            // The clue pattern, read with this test's own maps.
+            let is_clue = |row: usize, col: usize| puzzle.values()[row * n + col] != 0;
+            for row in 0..n {
+                for col in 0..n {
+                    let (m, k) = (n - 1 - row, n - 1 - col);
+                    let images: Vec<(usize, usize)> = match symmetry {
+                        pb::Symmetry::Rotate90 => vec![(col, m), (m, k), (k, row)],
+                        pb::Symmetry::Rotate180 => vec![(m, k)],
+                        pb::Symmetry::MirrorBoth => vec![(m, col), (row, k)],
+                        pb::Symmetry::MirrorHorizontal => vec![(m, col)],
+                        pb::Symmetry::Diagonal => vec![(col, row)],
+                        _ => unreachable!(),
+                    };
+                    for (a, b) in images {
+                        assert_eq!(is_clue(row, col), is_clue(a, b), "{shape} {symmetry:?}");
+                    }
+                }
+            }
+            if max_clues > 0 {
+                assert!(p.clues <= max_clues, "{shape}: {} clues", p.clues);
+            }
+            let rating = p.rating.clone().expect("rated");
+            if label != pb::Label::Unspecified {
+                assert_eq!(rating.label(), label, "{shape}");
+            } else {
+                assert!(
+                    rating.solved_by_techniques
+                        && (min_rating..=max_rating).contains(&rating.se_rating),
+                    "{shape}: {rating:?}"
+                );
+            }
+            let rated = client
+                .rate(pb::RateRequest { puzzle: Some(g) })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(rated.rating, Some(rating), "{shape}");
+            got += 1;
+        }
+        assert_eq!(got, 2, "{shape}");
+    }
 }
 
 /// `sudoku solve --box` over stdin, with its arguments.

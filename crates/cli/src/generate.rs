@@ -50,8 +50,8 @@ pub struct GenerateArgs {
     /// go, and then `"minimal"` in `--output jsonl` is false.
     #[arg(long, default_value = "none")]
     symmetry: Symmetry,
-    /// Clue-count range, A..B (either end may be left out). For grids
-    /// other than 9x9, A only: clue removal stops there.
+    /// Clue-count range, A..B (either end may be left out); A alone is
+    /// exactly A.
     #[arg(long)]
     clues: Option<String>,
     /// The box, RxC (rows x columns), for grids other than 9x9: 4x4 makes
@@ -79,8 +79,8 @@ fn parse_clues(text: &str) -> anyhow::Result<(u32, u32)> {
     }
 }
 
-/// A generated puzzle as `--output jsonl` gives it. Unrated puzzles (sizes
-/// other than 9x9) have no rating members.
+/// A generated puzzle as `--output jsonl` gives it, with its rating's
+/// members (every size is rated).
 #[derive(serde::Serialize)]
 struct JsonGenerated<'a> {
     index: u32,

@@ -17,10 +17,14 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
 use tonic::{Request, Status};
 
+use super::answer::Puzzle;
 use super::answer::{JsonError, Output};
 use super::connect::{TlsArgs, connect};
 use super::input;
+use super::sized::{Grids, SizedRecords};
+use super::sized_text::parse_box;
 use super::words::{code_name, for_people};
+use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::puzzle::text::{Entry, Reader};
 use sudoku_grpc::pb::{
     self, sudoku_service_client::SudokuServiceClient, sudoku_service_server::SudokuService,
@@ -57,6 +61,11 @@ pub struct FileArgs {
     /// Calls in flight at once.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
+    /// The box of grids other than 9x9, RxC (4x4 for 16x16, 2x3 for 6x6):
+    /// every record is read as a grid of that shape, in the text or the
+    /// integer form `solve --box` reads (docs/sizes.md).
+    #[arg(long = "box", value_name = "RxC")]
+    boxx: Option<String>,
 }
 
 /// Flags of `validate`.
@@ -64,7 +73,8 @@ pub struct FileArgs {
 pub struct ValidateArgs {
     #[command(flatten)]
     common: FileArgs,
-    /// A player's grid for the (single) puzzle, 81 characters: its entries
+    /// A player's grid for the (single) puzzle, in its text form (81
+    /// characters for 9x9, N*N with --box): its entries
     /// are checked against the unique solution.
     #[arg(long)]
     current: Option<String>,
@@ -122,9 +132,17 @@ impl Backend {
     }
 }
 
-/// A cell as people name it: rows and columns from 1.
-fn rc(cell: u32) -> String {
-    format!("r{}c{}", cell / 9 + 1, cell % 9 + 1)
+/// A cell of a grid of side `n` as people name it: rows and columns from 1.
+fn rc(cell: u32, n: u32) -> String {
+    format!("r{}c{}", cell / n + 1, cell % n + 1)
+}
+
+/// The side of a wire grid: its box's, 9 when unset.
+fn side(g: &pb::Grid) -> u32 {
+    match g.box_rows * g.box_cols {
+        0 => 9,
+        n => n,
+    }
 }
 
 fn unit_name(unit: Option<&pb::Unit>) -> String {
@@ -189,15 +207,15 @@ fn json_conflicts(v: &[pb::Conflict]) -> Vec<JsonConflict> {
 
 /// The listed conflicts, and how many more the server counted (it lists the
 /// first 64).
-fn text_conflicts(v: &[pb::Conflict], total: u32) -> String {
+fn text_conflicts(v: &[pb::Conflict], total: u32, n: u32) -> String {
     let more = (total as usize).saturating_sub(v.len());
     let listed = v
         .iter()
         .map(|c| {
             format!(
                 "{} and {} both hold {} in {}",
-                rc(c.first),
-                rc(c.second),
+                rc(c.first, n),
+                rc(c.second, n),
                 c.digit,
                 unit_name(c.unit.as_ref())
             )
@@ -210,20 +228,76 @@ fn text_conflicts(v: &[pb::Conflict], total: u32) -> String {
     }
 }
 
+/// A record read: its line, and its puzzle on the wire or why there is
+/// none.
+type Record = (usize, Result<pb::Grid, String>);
+
 /// The puzzles of `file` (stdin for none or "-"), read on a thread of
-/// their own as they come.
-fn read_entries(file: Option<&Path>) -> anyhow::Result<mpsc::Receiver<std::io::Result<Entry>>> {
+/// their own as they come: 9x9 ones by the 9x9 reader, or with `--box` of
+/// another shape by the reader of every size.
+fn read_entries(
+    file: Option<&Path>,
+    boxx: Option<&str>,
+) -> anyhow::Result<mpsc::Receiver<std::io::Result<Record>>> {
     let input = input::open(file)?;
+    let shape = boxx.map(parse_box).transpose()?;
     let (tx, rx) = mpsc::channel(256);
-    std::thread::spawn(move || {
-        for entry in Reader::new(input) {
-            let stop = entry.is_err();
-            if tx.blocking_send(entry).is_err() || stop {
-                return;
-            }
+    match shape {
+        Some(shape) if shape != Shape::CLASSIC => {
+            std::thread::spawn(move || {
+                let mut records = SizedRecords::new(input, Grids::given(shape));
+                while let Some(record) = records.next_record() {
+                    let record = record.map(|(meta, puzzle)| {
+                        let grid = puzzle.map(|p| match p {
+                            Puzzle::Nine(g) => nine_to_pb(&g),
+                            Puzzle::Sized(g) => sized_to_pb(&g),
+                        });
+                        (meta.line, grid)
+                    });
+                    let stop = record.is_err();
+                    if tx.blocking_send(record).is_err() || stop {
+                        return;
+                    }
+                }
+            });
         }
-    });
+        _ => {
+            std::thread::spawn(move || {
+                for entry in Reader::new(input) {
+                    let record = entry.map(|e: Entry| (e.line, e.puzzle.map(|g| nine_to_pb(&g))));
+                    let stop = record.is_err();
+                    if tx.blocking_send(record).is_err() || stop {
+                        return;
+                    }
+                }
+            });
+        }
+    }
     Ok(rx)
+}
+
+/// A 9x9 grid on the wire, as text.
+fn nine_to_pb(g: &sudoku_core::puzzle::Grid) -> pb::Grid {
+    pb::Grid {
+        text: g.to_text(),
+        ..Default::default()
+    }
+}
+
+/// A grid of another shape on the wire, with its box: text up to 35x35,
+/// integers above.
+fn sized_to_pb(g: &SizedGrid) -> pb::Grid {
+    let shape = g.shape();
+    let (text, cells) = match g.to_text() {
+        Ok(text) => (text, Vec::new()),
+        Err(_) => (String::new(), g.to_cells()),
+    };
+    pb::Grid {
+        text,
+        cells,
+        box_rows: shape.box_rows() as u32,
+        box_cols: shape.box_cols() as u32,
+    }
 }
 
 /// An answer for one puzzle: the line to print, and whether it counts as
@@ -237,28 +311,13 @@ where
     F: Fn(usize, pb::Grid) -> Fut,
     Fut: std::future::Future<Output = Answered>,
 {
-    let entries = read_entries(args.file.as_deref())?;
+    let entries = read_entries(args.file.as_deref(), args.boxx.as_deref())?;
     let output = args.target.output;
     let mut answers = ReceiverStream::new(entries)
         .map(|entry| {
             let fut = match entry {
-                Ok(Entry {
-                    line,
-                    puzzle: Ok(grid),
-                    ..
-                }) => Ok(call(
-                    line,
-                    pb::Grid {
-                        text: grid.to_text(),
-                        cells: Vec::new(),
-                        ..Default::default()
-                    },
-                )),
-                Ok(Entry {
-                    line,
-                    puzzle: Err(e),
-                    ..
-                }) => Err(Some(failed(line, "INVALID_ARGUMENT", &e, output))),
+                Ok((line, Ok(grid))) => Ok(call(line, grid)),
+                Ok((line, Err(e))) => Err(Some(failed(line, "INVALID_ARGUMENT", &e, output))),
                 Err(e) => Err(Some((format!("sudoku: {e}"), true))),
             };
             async move {
@@ -339,10 +398,12 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
     let current = args.current.clone();
     each_puzzle(&args.common, |line, puzzle| {
         let backend = backend.clone();
+        let n = side(&puzzle);
         let current = current.clone().map(|text| pb::Grid {
             text,
             cells: Vec::new(),
-            ..Default::default()
+            box_rows: puzzle.box_rows,
+            box_cols: puzzle.box_cols,
         });
         async move {
             let r = match backend
@@ -381,21 +442,22 @@ pub async fn validate(args: ValidateArgs) -> anyhow::Result<i32> {
                     if !r.conflicts.is_empty() {
                         s.push_str(&format!(
                             "; conflicts: {}",
-                            text_conflicts(&r.conflicts, r.conflict_count)
+                            text_conflicts(&r.conflicts, r.conflict_count, n)
                         ));
                     }
                     if !r.no_candidate_cells.is_empty() {
-                        let cells: Vec<_> = r.no_candidate_cells.iter().map(|&c| rc(c)).collect();
+                        let cells: Vec<_> =
+                            r.no_candidate_cells.iter().map(|&c| rc(c, n)).collect();
                         s.push_str(&format!("; no candidate: {}", cells.join(" ")));
                     }
                     if !r.current_conflicts.is_empty() {
                         s.push_str(&format!(
                             "; current conflicts: {}",
-                            text_conflicts(&r.current_conflicts, r.current_conflict_count)
+                            text_conflicts(&r.current_conflicts, r.current_conflict_count, n)
                         ));
                     }
                     if !r.wrong_cells.is_empty() {
-                        let cells: Vec<_> = r.wrong_cells.iter().map(|&c| rc(c)).collect();
+                        let cells: Vec<_> = r.wrong_cells.iter().map(|&c| rc(c, n)).collect();
                         s.push_str(&format!("; wrong: {}", cells.join(" ")));
                     }
                     s

@@ -17,7 +17,7 @@ use crate::service::pool::{
 };
 use crate::service::status::Failure;
 use crate::service::{Shared, Sudoku, Tenant};
-use sudoku_core::generate::sized::{SizedMaker, SizedPuzzle};
+use sudoku_core::generate::sized::{SizedFound, SizedMaker, SizedPoll, SizedSearch};
 use sudoku_core::generate::{Generated, Poll, Search, Target};
 use sudoku_core::logic::Rating;
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
@@ -52,18 +52,22 @@ impl Sudoku {
         let Ok(_permit) = self.shared.permits.acquire().await else {
             return Err(Failure::ShuttingDown);
         };
-        if let Some((shape, min_clues)) = plan.shape {
+        if let Some((shape, options)) = plan.shape {
             let (reply, replied) = oneshot::channel();
             self.shared.pool.submit(
                 tenant,
                 Box::new(SizedGenerateWork {
                     shared: self.shared.clone(),
                     shape,
-                    seed: plan.seed,
                     index,
-                    min_clues: min_clues as usize,
-                    budget: self.shared.limits.max_nodes,
-                    maker: None,
+                    search: SizedSearch::new(
+                        shape,
+                        plan.seed,
+                        u64::from(index),
+                        options,
+                        plan.target,
+                    ),
+                    solver: None,
                     charge,
                     pending: Pending::new(deadline, reply),
                 }),
@@ -141,26 +145,24 @@ impl GenerateWork {
     }
 }
 
-/// The making of one sized puzzle, one clue tried at a time, with the
-/// deadline, the caller's presence and the turn checked between tries.
+/// The making of one sized puzzle, attempt by attempt and one clue tried
+/// at a time, with the deadline, the caller's presence and the turn
+/// checked between tries.
 struct SizedGenerateWork {
     shared: Arc<Shared>,
     shape: Shape,
-    seed: u64,
     index: u32,
-    min_clues: usize,
-    /// Search nodes the maker's checks may take: `--max-nodes`, the work
-    /// budget of one Solve. A node costs in proportion to the grid, so the
-    /// time this allows grows with the size; a puzzle that spends it comes
-    /// with the clues it has left, unique and not minimal.
-    budget: u64,
-    /// The puzzle in the making and its solver, between turns.
-    maker: Option<(SizedMaker, Box<SizedSolver>)>,
+    /// The attempts and the puzzle in the making (its options carry the
+    /// checks' budget: `--max-nodes`, the work budget of one Solve, per
+    /// attempt).
+    search: SizedSearch,
+    /// The solver, kept between turns.
+    solver: Option<Box<SizedSolver>>,
     /// What the task holds of its connection's share: the maker's and its
     /// solver's footprints ([`generate_charge`]), grown when the paused
     /// solver outgrows them (none: not charged).
     charge: Option<Charge>,
-    pending: Pending<oneshot::Sender<Result<SizedPuzzle, Failure>>>,
+    pending: Pending<oneshot::Sender<Result<SizedFound, Failure>>>,
 }
 
 /// What a puzzle in the making holds in its connection's share while it
@@ -189,28 +191,24 @@ impl Work for SizedGenerateWork {
 
     fn run(&mut self, turn: &Turn) -> Step {
         let _guard = SolvingGuard::start(&self.shared.gauges);
-        let (mut maker, mut solver) = match self.maker.take() {
+        let mut solver = match self.solver.take() {
             Some(kept) => kept,
-            None => {
-                let mut solver = take_sized_solver(&SizedGrid::empty(self.shape));
-                let maker = SizedMaker::new(
-                    &mut solver,
-                    self.shape,
-                    self.seed,
-                    u64::from(self.index),
-                    self.min_clues,
-                )
-                .with_budget(self.budget);
-                (maker, solver)
-            }
+            None => take_sized_solver(&SizedGrid::empty(self.shape)),
         };
         let made = loop {
             if !self.pending.wanted() {
                 give_sized_solver(solver);
                 return Step::Done;
             }
-            if let Some(made) = maker.step(&mut solver) {
-                break Ok(made);
+            match self.search.step(&mut solver) {
+                SizedPoll::Found(found) => break Ok(*found),
+                SizedPoll::Exhausted { attempts } => {
+                    break Err(Failure::GenerateExhausted {
+                        index: self.index,
+                        attempts,
+                    });
+                }
+                SizedPoll::Working => {}
             }
             if turn.over() {
                 // Paused, the maker and its solver stay in memory: a
@@ -218,7 +216,7 @@ impl Work for SizedGenerateWork {
                 // puzzle is given up as over-budget work is.
                 let bytes = sized_generate_bytes(self.shape.cells(), solver.heap_bytes());
                 if self.charge.as_mut().is_none_or(|c| c.try_grow_to(bytes)) {
-                    self.maker = Some((maker, solver));
+                    self.solver = Some(solver);
                     return Step::Unfinished;
                 }
                 break Err(Failure::Overloaded);

@@ -16,8 +16,20 @@
 //! their full [`CHECK_NODES`]. Once the budget is spent no more clues are
 //! tried: the puzzle made so far is unique (every clue taken away was
 //! checked), with more clues than it needs, and reported not minimal.
+//!
+//! With a symmetry ([`SizedMaker::with_symmetry`]) clues go by orbits: an
+//! orbit of several cells is taken away when the puzzle without it still
+//! counts one solution. The puzzle is then minimal as to orbits, and each
+//! clue is checked after for `minimal` (clue by clue).
+//!
+//! [`SizedSearch`] makes puzzles attempt by attempt until one matches a
+//! [`Target`] (a label, an SE range) and a clue range: the options of the
+//! 9x9 generator, at every size.
 
 use super::rng::Rng;
+use super::symmetry::Symmetry;
+use super::target::Target;
+use crate::logic::{self, Rating, Reach, Technique};
 use crate::puzzle::sized::{Shape, SizedGrid};
 use crate::solver::Progress;
 use crate::solver::sized::SizedSolver;
@@ -46,8 +58,21 @@ pub struct SizedPuzzle {
 pub struct SizedMaker {
     puzzle: SizedGrid,
     solution: SizedGrid,
-    order: Vec<usize>,
+    /// The orbits of the symmetry (one cell each without one), in the
+    /// random order they are tried.
+    order: Vec<Vec<usize>>,
     next: usize,
+    /// After the orbits, with a symmetry: the next clue to check for
+    /// minimality clue by clue, and whether every one so far was needed.
+    probe: Option<usize>,
+    clue_minimal: bool,
+    /// An orbit was skipped to stay above the floor.
+    floored: bool,
+    /// The hardest technique the puzzle may need: a removal that leaves
+    /// a unique puzzle the techniques up to it cannot finish is undone
+    /// (the clue could go, so the puzzle is then not minimal).
+    ceiling: Option<Technique>,
+    capped: bool,
     min_clues: usize,
     clues: usize,
     minimal: bool,
@@ -68,6 +93,11 @@ struct Check {
     cell: usize,
     /// The clue taken away.
     kept: u8,
+    /// The other cells of its orbit, taken away with it: the check is then
+    /// a count to two of the puzzle without them all.
+    with: Vec<usize>,
+    /// Only a probe of minimality: the clue goes back whatever the answer.
+    probe: bool,
     /// Values not tried yet.
     others: u64,
     /// Nodes left of [`CHECK_NODES`].
@@ -120,13 +150,33 @@ impl SizedMaker {
         index: u64,
         min_clues: usize,
     ) -> SizedMaker {
-        let mut rng = Rng::for_attempt(seed, index, 0);
+        SizedMaker::attempt(solver, shape, seed, index, 0, min_clues, Symmetry::None)
+    }
+
+    /// Attempt `attempt` at puzzle `index` of `seed`: its own solution
+    /// grid and removal order, clues taken away by the orbits of
+    /// `symmetry` (see [`Symmetry::fits`] for the ones a shape takes).
+    pub fn attempt(
+        solver: &mut SizedSolver,
+        shape: Shape,
+        seed: u64,
+        index: u64,
+        attempt: u64,
+        min_clues: usize,
+        symmetry: Symmetry,
+    ) -> SizedMaker {
+        let mut rng = Rng::for_attempt(seed, index, attempt);
         let solution = solution_grid(solver, shape, &mut rng);
-        let mut order: Vec<usize> = (0..shape.cells()).collect();
+        let mut order = symmetry.orbits(shape.side());
         rng.shuffle(&mut order);
         SizedMaker {
             puzzle: solution.clone(),
             solution,
+            probe: (symmetry != Symmetry::None).then_some(0),
+            clue_minimal: true,
+            floored: false,
+            ceiling: None,
+            capped: false,
             order,
             next: 0,
             min_clues,
@@ -145,6 +195,14 @@ impl SizedMaker {
         self
     }
 
+    /// This maker, keeping the puzzle within what the techniques up to
+    /// `ceiling` finish (see [`Target::ceiling`]): how an easy 16x16
+    /// puzzle is made, where a minimal one is almost never easy.
+    pub fn with_ceiling(mut self, ceiling: Option<Technique>) -> SizedMaker {
+        self.ceiling = ceiling;
+        self
+    }
+
     /// Search nodes the checks have taken so far (a restart counts as
     /// one, for the table it fills).
     pub fn nodes(&self) -> u64 {
@@ -154,7 +212,7 @@ impl SizedMaker {
     /// The bytes a maker of a grid of `cells` cells holds on the heap: the
     /// puzzle, its solution and the order of the clues to try.
     pub fn footprint(cells: usize) -> usize {
-        cells.saturating_mul(2 + std::mem::size_of::<usize>())
+        cells.saturating_mul(2 + 4 * std::mem::size_of::<Vec<usize>>())
     }
 
     /// One step: at most [`STEP_NODES`] nodes of a clue's check; `Some`
@@ -164,53 +222,115 @@ impl SizedMaker {
             self.go_on(solver, check);
             return None;
         }
-        if let Some(&cell) = self.order.get(self.next)
-            && self.clues > self.min_clues
-            && self.spent < self.budget
+        // The next orbit that fits above the floor.
+        while let Some(orbit) = self.order.get(self.next)
+            && self.clues.saturating_sub(orbit.len()) < self.min_clues
         {
             self.next += 1;
-            let kept = self.puzzle.values()[cell];
-            self.puzzle.values_mut()[cell] = 0;
-            solver.restart(&self.puzzle, 2);
-            let progress = solver.resume(1);
-            self.spent += 1 + solver.answer().stats.nodes;
-            if progress == Progress::Done {
-                let unique = solver.answer().count == 1;
-                self.decide(cell, kept, Some(unique));
-            } else if solver.placed(cell) != 0 {
-                // Paused after the root, so the board is the root's
-                // fixpoint: a cell placed there is forced, to `kept`.
-                self.decide(cell, kept, Some(true));
-            } else {
-                let check = Check {
-                    cell,
-                    kept,
-                    others: solver.candidates(cell) & !(1u64 << (kept - 1)),
-                    budget: CHECK_NODES - 1,
-                    trying: false,
-                };
-                self.go_on(solver, check);
-            }
+            self.floored = true;
+        }
+        if let Some(orbit) = self.order.get(self.next)
+            && self.spent < self.budget
+        {
+            let (cell, with) = (orbit[0], orbit[1..].to_vec());
+            self.next += 1;
+            self.try_without(solver, cell, with, false);
             return None;
+        }
+        let all_tried =
+            self.next == self.order.len() && self.minimal && !self.floored && !self.capped;
+        // With a symmetry, the clues left are each checked for minimality.
+        if all_tried && let Some(from) = self.probe {
+            let cells = self.puzzle.shape().cells();
+            if let Some(cell) = (from..cells).find(|&c| self.puzzle.values()[c] != 0) {
+                self.probe = Some(cell + 1);
+                if self.spent < self.budget {
+                    self.try_without(solver, cell, Vec::new(), true);
+                } else {
+                    self.clue_minimal = false;
+                    self.probe = Some(cells);
+                }
+                return None;
+            }
         }
         Some(SizedPuzzle {
             puzzle: self.puzzle.clone(),
             solution: self.solution.clone(),
             clues: self.clues,
-            minimal: self.minimal && self.next == self.order.len(),
+            minimal: all_tried && self.clue_minimal,
         })
+    }
+
+    /// Takes `cell` (and the rest of its orbit, `with`) away and starts the
+    /// check of the puzzle without them; a `probe` puts them back after.
+    fn try_without(
+        &mut self,
+        solver: &mut SizedSolver,
+        cell: usize,
+        with: Vec<usize>,
+        probe: bool,
+    ) {
+        let kept = self.puzzle.values()[cell];
+        self.puzzle.values_mut()[cell] = 0;
+        for &c in &with {
+            self.puzzle.values_mut()[c] = 0;
+        }
+        solver.restart(&self.puzzle, 2);
+        let progress = solver.resume(1);
+        self.spent += 1 + solver.answer().stats.nodes;
+        let mut check = Check {
+            cell,
+            kept,
+            with,
+            probe,
+            others: 0,
+            budget: CHECK_NODES - 1,
+            trying: false,
+        };
+        if progress == Progress::Done {
+            let unique = solver.answer().count == 1;
+            self.decide(&check, Some(unique));
+        } else if check.with.is_empty() && solver.placed(cell) != 0 {
+            // Paused after the root, so the board is the root's
+            // fixpoint: a cell placed there is forced, to `kept`.
+            self.decide(&check, Some(true));
+        } else if check.with.is_empty() {
+            check.others = solver.candidates(cell) & !(1u64 << (kept - 1));
+            self.go_on(solver, check);
+        } else {
+            // A whole orbit: the count to two goes on where it paused.
+            check.trying = true;
+            self.go_on(solver, check);
+        }
     }
 
     /// Runs `check` on (its current try, or the next value) for up to
     /// [`STEP_NODES`] nodes; decides the clue when the check is over.
     fn go_on(&mut self, solver: &mut SizedSolver, mut check: Check) {
         let cell = check.cell;
-        if !check.trying {
-            if check.others == 0 {
-                return self.decide(cell, check.kept, Some(true));
+        if !check.with.is_empty() {
+            // A whole orbit: one count to two.
+            let before = solver.answer().stats.nodes;
+            let progress = solver.resume(check.budget.min(STEP_NODES));
+            let a = solver.answer();
+            let nodes = a.stats.nodes - before;
+            check.budget = check.budget.saturating_sub(nodes);
+            self.spent += nodes;
+            if progress == Progress::Done {
+                return self.decide(&check, Some(a.count == 1));
             }
             if check.budget == 0 {
-                return self.decide(cell, check.kept, None);
+                return self.decide(&check, None);
+            }
+            self.check = Some(check);
+            return;
+        }
+        if !check.trying {
+            if check.others == 0 {
+                return self.decide(&check, Some(true));
+            }
+            if check.budget == 0 {
+                return self.decide(&check, None);
             }
             let v = check.others.trailing_zeros() as u8 + 1;
             check.others &= check.others - 1;
@@ -227,29 +347,52 @@ impl SizedMaker {
         check.budget = check.budget.saturating_sub(nodes);
         self.spent += nodes;
         if a.count > 0 {
-            return self.decide(cell, check.kept, Some(false));
+            return self.decide(&check, Some(false));
         }
         if progress == Progress::Done {
             check.trying = false;
             if check.others == 0 {
-                return self.decide(cell, check.kept, Some(true));
+                return self.decide(&check, Some(true));
             }
         } else if check.budget == 0 {
-            return self.decide(cell, check.kept, None);
+            return self.decide(&check, None);
         }
         self.check = Some(check);
     }
 
-    /// Takes the clue away for good when the puzzle stays unique without
-    /// it; puts it back otherwise (`None`: not known, so not minimal).
-    fn decide(&mut self, cell: usize, kept: u8, unique: Option<bool>) {
+    /// Takes the clues away for good when the puzzle stays unique without
+    /// them; puts them back otherwise (`None`: not known, so not minimal).
+    /// A probe always puts its clue back, and learns only whether the
+    /// puzzle is minimal clue by clue.
+    fn decide(&mut self, check: &Check, unique: Option<bool>) {
+        if check.probe {
+            if unique != Some(false) {
+                self.clue_minimal = false;
+            }
+            self.puzzle.values_mut()[check.cell] = check.kept;
+            return;
+        }
+        let within = |puzzle: &SizedGrid| match self.ceiling {
+            None => true,
+            Some(ceiling) => matches!(logic::reach(puzzle, ceiling), Reach::Solved(_)),
+        };
+        let unique = match unique {
+            Some(true) if !within(&self.puzzle) => {
+                self.capped = true;
+                Some(false)
+            }
+            other => other,
+        };
         match unique {
-            Some(true) => self.clues -= 1,
+            Some(true) => self.clues -= 1 + check.with.len(),
             _ => {
                 if unique.is_none() {
                     self.minimal = false;
                 }
-                self.puzzle.values_mut()[cell] = kept;
+                self.puzzle.values_mut()[check.cell] = check.kept;
+                for &c in &check.with {
+                    self.puzzle.values_mut()[c] = self.solution.values()[c];
+                }
             }
         }
     }
@@ -260,6 +403,128 @@ impl SizedMaker {
             if let Some(made) = self.step(solver) {
                 return made;
             }
+        }
+    }
+}
+
+/// The options of a sized Generate: what the 9x9 generator takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SizedOptions {
+    /// Symmetry of the clues; it must fit the shape ([`Symmetry::fits`]).
+    pub symmetry: Symmetry,
+    /// Clue removal stops here (0: no floor).
+    pub min_clues: usize,
+    /// Puzzles with more clues are dropped (`usize::MAX`: no bound).
+    pub max_clues: usize,
+    /// Attempts per puzzle before [`SizedSearch::step`] gives up.
+    pub max_attempts: u64,
+    /// Search nodes the checks of one attempt may take.
+    pub budget: u64,
+}
+
+/// A sized puzzle that matched, with its rating and the attempts it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizedFound {
+    /// The puzzle made.
+    pub made: SizedPuzzle,
+    /// Its rating, as [`crate::logic::rate_within`] gives it.
+    pub rating: Rating,
+    /// Attempts made and dropped before this one.
+    pub attempts: u64,
+}
+
+/// What one [`SizedSearch::step`] came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SizedPoll {
+    /// A puzzle that matches.
+    Found(Box<SizedFound>),
+    /// `max_attempts` were made and none matched.
+    Exhausted {
+        /// Attempts made.
+        attempts: u64,
+    },
+    /// Not yet: call `step` again.
+    Working,
+}
+
+/// Puzzle `index` of `seed` at `shape` made to a target: attempts, each a
+/// [`SizedMaker`] with its own solution grid, until one's clue count and
+/// rating match. Stepped like the maker: one check a step.
+pub struct SizedSearch {
+    shape: Shape,
+    seed: u64,
+    index: u64,
+    options: SizedOptions,
+    target: Target,
+    attempt: u64,
+    maker: Option<SizedMaker>,
+}
+
+impl SizedSearch {
+    /// The search for puzzle `index` of `seed`.
+    pub fn new(
+        shape: Shape,
+        seed: u64,
+        index: u64,
+        options: SizedOptions,
+        target: Target,
+    ) -> SizedSearch {
+        SizedSearch {
+            shape,
+            seed,
+            index,
+            options,
+            target,
+            attempt: 0,
+            maker: None,
+        }
+    }
+
+    /// Attempts made so far (the one under way included).
+    pub fn attempts(&self) -> u64 {
+        self.attempt
+    }
+
+    /// One step of the attempt under way (or the start of the next).
+    pub fn step(&mut self, solver: &mut SizedSolver) -> SizedPoll {
+        let o = self.options;
+        let maker = match &mut self.maker {
+            Some(maker) => maker,
+            None => {
+                if self.attempt >= o.max_attempts {
+                    return SizedPoll::Exhausted {
+                        attempts: self.attempt,
+                    };
+                }
+                let maker = SizedMaker::attempt(
+                    solver,
+                    self.shape,
+                    self.seed,
+                    self.index,
+                    self.attempt,
+                    o.min_clues,
+                    o.symmetry,
+                )
+                .with_budget(o.budget)
+                .with_ceiling(self.target.ceiling());
+                self.attempt += 1;
+                self.maker.insert(maker)
+            }
+        };
+        let Some(made) = maker.step(solver) else {
+            return SizedPoll::Working;
+        };
+        self.maker = None;
+        if made.clues > o.max_clues {
+            return SizedPoll::Working;
+        }
+        match self.target.accept_puzzle(&made.puzzle) {
+            Some(rating) => SizedPoll::Found(Box::new(SizedFound {
+                made,
+                rating,
+                attempts: self.attempt - 1,
+            })),
+            None => SizedPoll::Working,
         }
     }
 }
@@ -318,5 +583,70 @@ mod tests {
             .with_budget(budget)
             .run(&mut solver);
         assert_eq!(again, cut);
+    }
+
+    #[test]
+    fn symmetric_puzzles_keep_whole_orbits_and_say_if_minimal_clue_by_clue() {
+        for (r, c, sym) in [
+            (2, 3, Symmetry::Rotate180),
+            (3, 2, Symmetry::MirrorBoth),
+            (2, 2, Symmetry::Rotate90),
+            (3, 3, Symmetry::Diagonal),
+        ] {
+            let shape = Shape::new(r, c).unwrap();
+            let n = shape.side();
+            let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+            let made = SizedMaker::attempt(&mut solver, shape, 5, 0, 0, 0, sym).run(&mut solver);
+            assert!(made.puzzle.is_kept_by(&made.solution));
+            assert_eq!(made.clues, made.puzzle.givens());
+            for orbit in sym.orbits(n) {
+                let set = made.puzzle.values()[orbit[0]] != 0;
+                assert!(
+                    orbit.iter().all(|&x| (made.puzzle.values()[x] != 0) == set),
+                    "{shape} {sym:?}"
+                );
+            }
+            let count = |p: &SizedGrid| crate::solver::sized::run_sized(p, 2, u64::MAX).0.count;
+            assert_eq!(count(&made.puzzle), 1);
+            // Minimal clue by clue exactly when no single clue can go.
+            let removable = (0..n * n)
+                .filter(|&x| made.puzzle.values()[x] != 0)
+                .any(|x| {
+                    let mut p = made.puzzle.clone();
+                    p.values_mut()[x] = 0;
+                    count(&p) == 1
+                });
+            assert_eq!(made.minimal, !removable, "{shape} {sym:?}");
+        }
+    }
+
+    #[test]
+    fn a_search_finds_puzzles_of_the_label_and_clue_range_asked() {
+        use crate::logic::{self, Label};
+        let shape = Shape::new(2, 3).unwrap();
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let options = SizedOptions {
+            symmetry: Symmetry::Rotate180,
+            min_clues: 0,
+            max_clues: 14,
+            max_attempts: 1_000,
+            budget: u64::MAX,
+        };
+        for label in [Label::Easy, Label::Medium] {
+            let mut search = SizedSearch::new(shape, 1, 0, options, Target::Label(label));
+            let found = loop {
+                match search.step(&mut solver) {
+                    SizedPoll::Found(found) => break found,
+                    SizedPoll::Exhausted { attempts } => panic!("{label}: {attempts} attempts"),
+                    SizedPoll::Working => {}
+                }
+            };
+            assert_eq!(found.rating.label, label);
+            assert!(found.made.clues <= 14);
+            assert_eq!(
+                logic::rate_within(&found.made.puzzle, u64::MAX).unwrap(),
+                found.rating
+            );
+        }
     }
 }

@@ -1,10 +1,13 @@
-//! Symmetries of the clue pattern, and the orbits they split the 81 cells
-//! into: a symmetric puzzle keeps or removes a whole orbit at once.
+//! Symmetries of the clue pattern, and the orbits they split the cells of
+//! a grid of any side into: a symmetric puzzle keeps or removes a whole
+//! orbit at once. The maps are written once for a side N (row r and row
+//! N-1-r); the 9x9 generator keeps its orbits in fixed arrays.
 
 use crate::puzzle::CELLS;
+use crate::puzzle::sized::Shape;
 
-/// A map of the grid onto itself, (row, column) -> (row, column).
-type Map = fn(usize, usize) -> (usize, usize);
+/// A map of a grid of side N onto itself, (N, row, column) -> (row, column).
+type Map = fn(usize, usize, usize) -> (usize, usize);
 
 /// How the clues of a puzzle mirror each other: a clue's images under the
 /// symmetry are clues too.
@@ -42,19 +45,62 @@ impl Symmetry {
         Symmetry::MirrorBoth,
     ];
 
-    /// The generators of the symmetry's group, as maps (row, column) ->
+    /// The generators of the symmetry's group, as maps (N, row, column) ->
     /// (row, column).
     fn generators(self) -> &'static [Map] {
         match self {
             Symmetry::None => &[],
-            Symmetry::Rotate180 => &[|r, c| (8 - r, 8 - c)],
-            Symmetry::Rotate90 => &[|r, c| (c, 8 - r)],
-            Symmetry::MirrorHorizontal => &[|r, c| (8 - r, c)],
-            Symmetry::MirrorVertical => &[|r, c| (r, 8 - c)],
-            Symmetry::Diagonal => &[|r, c| (c, r)],
-            Symmetry::AntiDiagonal => &[|r, c| (8 - c, 8 - r)],
-            Symmetry::MirrorBoth => &[|r, c| (8 - r, c), |r, c| (r, 8 - c)],
+            Symmetry::Rotate180 => &[|n, r, c| (n - 1 - r, n - 1 - c)],
+            Symmetry::Rotate90 => &[|n, r, c| (c, n - 1 - r)],
+            Symmetry::MirrorHorizontal => &[|n, r, c| (n - 1 - r, c)],
+            Symmetry::MirrorVertical => &[|n, r, c| (r, n - 1 - c)],
+            Symmetry::Diagonal => &[|_, r, c| (c, r)],
+            Symmetry::AntiDiagonal => &[|n, r, c| (n - 1 - c, n - 1 - r)],
+            Symmetry::MirrorBoth => &[|n, r, c| (n - 1 - r, c), |n, r, c| (r, n - 1 - c)],
         }
+    }
+
+    /// Whether the symmetry maps the boxes of `shape` onto boxes, so that a
+    /// symmetric clue pattern is one of the grid as players see it: every
+    /// symmetry for square boxes (4x4, 9x9, 16x16...); for boxes of r x c
+    /// with r != c (6x6 of 2x3, 12x12 of 3x4...) the turns by 180 degrees
+    /// and the mirrors in the middle lines, not the quarter turn or the
+    /// diagonals, which would turn the boxes r x c into c x r.
+    pub fn fits(self, shape: Shape) -> bool {
+        shape.box_rows() == shape.box_cols()
+            || !matches!(
+                self,
+                Symmetry::Rotate90 | Symmetry::Diagonal | Symmetry::AntiDiagonal
+            )
+    }
+
+    /// The orbits of the symmetry on a grid of side `n`, each its cells
+    /// (row-major indices), in the order of their smallest cell.
+    pub fn orbits(self, n: usize) -> Vec<Vec<usize>> {
+        let mut seen = vec![false; n * n];
+        let mut orbits = Vec::new();
+        for start in 0..n * n {
+            if seen[start] {
+                continue;
+            }
+            seen[start] = true;
+            let mut orbit = vec![start];
+            let mut k = 0;
+            while k < orbit.len() {
+                let cell = orbit[k];
+                for g in self.generators() {
+                    let (r, c) = g(n, cell / n, cell % n);
+                    let image = r * n + c;
+                    if !seen[image] {
+                        seen[image] = true;
+                        orbit.push(image);
+                    }
+                }
+                k += 1;
+            }
+            orbits.push(orbit);
+        }
+        orbits
     }
 
     /// The lowercase name the command line uses.
@@ -106,30 +152,12 @@ impl Orbits {
             len: [0; CELLS],
             count: 0,
         };
-        let mut seen = [false; CELLS];
-        for start in 0..CELLS {
-            if seen[start] {
-                continue;
+        // At most 4 cells an orbit (the group has at most 4 elements).
+        for (o, orbit) in symmetry.orbits(9).into_iter().enumerate() {
+            for (k, &cell) in orbit.iter().enumerate() {
+                orbits.cells[o][k] = cell as u8;
             }
-            // Closure of {start} under the generators: at most 4 cells.
-            let o = orbits.count;
-            orbits.cells[o][0] = start as u8;
-            orbits.len[o] = 1;
-            seen[start] = true;
-            let mut k = 0;
-            while k < orbits.len[o] as usize {
-                let cell = orbits.cells[o][k] as usize;
-                for g in symmetry.generators() {
-                    let (r, c) = g(cell / 9, cell % 9);
-                    let image = r * 9 + c;
-                    if !seen[image] {
-                        seen[image] = true;
-                        orbits.cells[o][orbits.len[o] as usize] = image as u8;
-                        orbits.len[o] += 1;
-                    }
-                }
-                k += 1;
-            }
+            orbits.len[o] = orbit.len() as u8;
             orbits.count += 1;
         }
         orbits
@@ -176,7 +204,7 @@ mod tests {
                 }
                 for g in sym.generators() {
                     for &c in orbits.cells(i) {
-                        let (r, col) = g(c as usize / 9, c as usize % 9);
+                        let (r, col) = g(9, c as usize / 9, c as usize % 9);
                         assert!(orbits.cells(i).contains(&((r * 9 + col) as u8)), "{sym:?}");
                     }
                 }
@@ -189,6 +217,46 @@ mod tests {
         assert_eq!(Orbits::of(Symmetry::MirrorHorizontal).len(), 45);
         assert_eq!(Orbits::of(Symmetry::Diagonal).len(), 45);
         assert_eq!(Orbits::of(Symmetry::MirrorBoth).len(), 25);
+    }
+
+    #[test]
+    fn orbits_of_every_side_partition_it_and_rectangular_boxes_keep_their_turns() {
+        for n in [1, 4, 6, 9, 12, 16, 25] {
+            for sym in Symmetry::ALL {
+                let orbits = sym.orbits(n);
+                let mut hit = vec![0; n * n];
+                for orbit in &orbits {
+                    assert!(orbit.len() <= 4, "{sym:?} {n}");
+                    for &c in orbit {
+                        hit[c] += 1;
+                        for g in sym.generators() {
+                            let (r, col) = g(n, c / n, c % n);
+                            assert!(orbit.contains(&(r * n + col)), "{sym:?} {n}");
+                        }
+                    }
+                }
+                assert!(hit.iter().all(|&k| k == 1), "{sym:?} {n}");
+            }
+        }
+        // 6x6: 18 pairs and no centre under the half turn.
+        assert_eq!(Symmetry::Rotate180.orbits(6).len(), 18);
+        let six = Shape::new(2, 3).unwrap();
+        let fit: Vec<_> = Symmetry::ALL.into_iter().filter(|s| s.fits(six)).collect();
+        assert_eq!(
+            fit,
+            [
+                Symmetry::None,
+                Symmetry::Rotate180,
+                Symmetry::MirrorHorizontal,
+                Symmetry::MirrorVertical,
+                Symmetry::MirrorBoth
+            ]
+        );
+        assert!(
+            Symmetry::ALL
+                .iter()
+                .all(|s| s.fits(Shape::new(4, 4).unwrap()))
+        );
     }
 
     #[test]

@@ -27,6 +27,21 @@ pub enum Target {
 }
 
 impl Target {
+    /// The hardest technique a puzzle of this target may need, when the
+    /// target bounds it: a label's hardest technique (none for extreme),
+    /// the hardest within a rating range's upper end. None: no bound.
+    pub fn ceiling(&self) -> Option<Technique> {
+        let highest = |keep: &dyn Fn(Technique) -> bool| {
+            Technique::ALL.iter().copied().rev().find(|&t| keep(t))
+        };
+        let last = Technique::ALL[Technique::ALL.len() - 1];
+        match *self {
+            Target::Any | Target::AtLeast(_) | Target::Label(Label::Extreme) => None,
+            Target::Label(label) => highest(&|t| t.label() <= label),
+            Target::Rating { max, .. } => highest(&|t| t.se_rating() <= max).filter(|&t| t != last),
+        }
+    }
+
     /// Rates `candidate` and keeps it when it matches: its rating, the
     /// one [`logic::rate`] gives.
     ///
