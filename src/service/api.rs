@@ -26,7 +26,6 @@ use super::{Sudoku, Tenant};
 use crate::pb::{self, sudoku_service_server::SudokuService};
 use crate::telemetry::traces;
 use sudoku_core::logic::{self, Candidates};
-use sudoku_core::puzzle::Grid;
 use sudoku_core::puzzle::error::check_kept;
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::puzzle::validate;
@@ -47,12 +46,27 @@ impl Sudoku {
         }
         let parsed = parse_any(request.puzzle.as_ref(), "puzzle")?;
         let limit = parse_limit(request.options.as_ref(), "options")?;
+        self.solve_any(parsed, limit, deadline, tenant, share).await
+    }
+
+    /// The search behind Solve, Validate and Rate: `puzzle` solved up to
+    /// `limit` solutions under a permit (or the call is shed), on the
+    /// engine of its shape; a grid other than 9x9 also takes its solver's
+    /// footprint from `share`.
+    async fn solve_any(
+        &self,
+        puzzle: AnyGrid,
+        limit: u32,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+        share: Option<&Share>,
+    ) -> Result<pb::Solution, Failure> {
         let _permit = self
             .shared
             .permits
             .try_acquire()
             .map_err(|_| Failure::Overloaded)?;
-        match parsed {
+        match puzzle {
             AnyGrid::Nine(grid, form) => {
                 self.solve_job(Job { grid, form, limit }, deadline, tenant)
                     .await
@@ -94,69 +108,28 @@ impl Sudoku {
                 Some(current)
             }
         };
-        match (puzzle, current) {
-            (AnyGrid::Nine(puzzle, form), None) => {
-                self.validate_nine(puzzle, form, None, deadline, tenant)
-                    .await
-            }
-            (AnyGrid::Nine(puzzle, form), Some(AnyGrid::Nine(current, _))) => {
-                self.validate_nine(puzzle, form, Some(current), deadline, tenant)
-                    .await
-            }
-            (AnyGrid::Sized(puzzle, form), None) => {
-                self.validate_sized(puzzle, form, None, deadline, tenant, share)
-                    .await
-            }
-            (AnyGrid::Sized(puzzle, form), Some(AnyGrid::Sized(current, _))) => {
-                self.validate_sized(puzzle, form, Some(current), deadline, tenant, share)
-                    .await
-            }
-            (puzzle, Some(_)) => Err(other_shape(puzzle.shape())),
-        }
-    }
-
-    /// Validate's answer for a grid other than 9x9, from the sized grid's
-    /// own scans and the sized engine.
-    async fn validate_sized(
-        &self,
-        puzzle: SizedGrid,
-        form: Form,
-        current: Option<SizedGrid>,
-        deadline: Option<Instant>,
-        tenant: Tenant,
-        share: Option<&Share>,
-    ) -> Result<pb::ValidateResponse, Failure> {
-        // A scan is a few passes over the grid, but a grid of 4,096 cells
-        // is worth a solver thread: the scans run there, under a permit and
-        // in the connection's turn, as the search after them does.
-        let (puzzle, current, mut response) = self
-            .on_pool(tenant, deadline, move || {
-                let scanned = scan_sized(&puzzle, current.as_ref());
+        // A 9x9 grid's scans cost what the parse did, here on the thread
+        // that read the request; a grid of up to 4,096 cells is worth a
+        // solver thread: its scans run there, under a permit and in the
+        // connection's turn, as the search after them does.
+        let (puzzle, current, mut response) = if puzzle.shape() == Shape::CLASSIC {
+            let scanned = scan(&puzzle, current.as_ref());
+            (puzzle, current, scanned)
+        } else {
+            self.on_pool(tenant, deadline, move || {
+                let scanned = scan(&puzzle, current.as_ref());
                 (puzzle, current, scanned)
             })
-            .await?;
+            .await?
+        };
         let mut solution = None;
         if response.conflict_count == 0 && response.no_candidate_cells.is_empty() {
-            let _permit = self
-                .shared
-                .permits
-                .try_acquire()
-                .map_err(|_| Failure::Overloaded)?;
-            let charge = sized_charge(share, &puzzle)?;
-            let job = SizedJob {
-                grid: puzzle,
-                form,
-                limit: 2,
-            };
-            let answer = self.solve_sized(job, deadline, tenant, charge).await?;
+            let answer = self.solve_any(puzzle, 2, deadline, tenant, share).await?;
             response.solvable = answer.solution_count > 0;
             match pb::Outcome::try_from(answer.outcome) {
                 Ok(pb::Outcome::Solved) => {
                     response.unique = true;
-                    solution = match read_any(answer.grid.as_ref(), "") {
-                        Ok(AnyGrid::Sized(g, _)) => Some(g),
-                        _ => None,
-                    };
+                    solution = read_any(answer.grid.as_ref(), "").ok();
                     response.solution = answer.grid;
                 }
                 Ok(pb::Outcome::WorkLimitReached) => response.search_complete = false,
@@ -172,66 +145,6 @@ impl Sudoku {
                 .filter(|&(_, (&v, &s))| v != 0 && v != s)
                 .map(|(i, _)| i as u32)
                 .collect();
-        }
-        Ok(response)
-    }
-
-    /// Validate's answer for a 9x9 grid, from the fast scans and engine.
-    async fn validate_nine(
-        &self,
-        puzzle: Grid,
-        form: Form,
-        current: Option<Grid>,
-        deadline: Option<Instant>,
-        tenant: Tenant,
-    ) -> Result<pb::ValidateResponse, Failure> {
-        // 81 cells: the scans cost what the parse did, here on the thread
-        // that read the request.
-        let conflicts = validate::conflicts(&puzzle, MAX_LISTED_CONFLICTS);
-        let stuck = validate::cells_without_candidates(&puzzle);
-        let mut response = pb::ValidateResponse {
-            conflicts: conflicts_to_pb(&conflicts.first),
-            conflict_count: conflicts.total,
-            no_candidate_cells: cells_to_pb(&stuck),
-            search_complete: true,
-            ..Default::default()
-        };
-        let mut solution = None;
-        if conflicts.total == 0 && stuck.is_empty() {
-            let _permit = self
-                .shared
-                .permits
-                .try_acquire()
-                .map_err(|_| Failure::Overloaded)?;
-            let job = Job {
-                grid: puzzle,
-                form,
-                limit: 2,
-            };
-            let answer = self.solve_job(job, deadline, tenant).await?;
-            response.solvable = answer.solution_count > 0;
-            match pb::Outcome::try_from(answer.outcome) {
-                Ok(pb::Outcome::Solved) => {
-                    response.unique = true;
-                    solution = match read_any(answer.grid.as_ref(), "") {
-                        Ok(AnyGrid::Nine(g, _)) => Some(g),
-                        _ => None,
-                    };
-                    response.solution = answer.grid;
-                }
-                Ok(pb::Outcome::WorkLimitReached) => response.search_complete = false,
-                _ => {}
-            }
-        }
-        if let Some(current) = current {
-            let conflicts = validate::conflicts(&current, MAX_LISTED_CONFLICTS);
-            response.current_conflicts = conflicts_to_pb(&conflicts.first);
-            response.current_conflict_count = conflicts.total;
-            response.current_no_candidate_cells =
-                cells_to_pb(&validate::cells_without_candidates(&current));
-            if let Some(solution) = solution {
-                response.wrong_cells = cells_to_pb(&validate::wrong_cells(&current, &solution));
-            }
         }
         Ok(response)
     }
@@ -340,28 +253,12 @@ impl Sudoku {
         tenant: Tenant,
         share: Option<&Share>,
     ) -> Result<(Option<Vec<u8>>, bool), Failure> {
-        let _permit = self
-            .shared
-            .permits
-            .try_acquire()
-            .map_err(|_| Failure::Overloaded)?;
         let placed = state.puzzle();
-        if let Some(grid) = placed.to_grid() {
-            let job = Job {
-                grid,
-                form,
-                limit: 1,
-            };
-            let (answer, _) = self.search_job(job, deadline, tenant).await?;
-            return Ok((answer.solution.map(|g| g.0.to_vec()), answer.complete));
-        }
-        let charge = sized_charge(share, &placed)?;
-        let job = SizedJob {
-            grid: placed,
-            form,
-            limit: 1,
+        let placed = match placed.to_grid() {
+            Some(grid) => AnyGrid::Nine(grid, form),
+            None => AnyGrid::Sized(placed, form),
         };
-        let answer = self.solve_sized(job, deadline, tenant, charge).await?;
+        let answer = self.solve_any(placed, 1, deadline, tenant, share).await?;
         let complete = answer.outcome != pb::Outcome::WorkLimitReached as i32;
         let solution = read_any(answer.grid.as_ref(), "")
             .ok()
@@ -384,32 +281,7 @@ impl Sudoku {
         }
         let puzzle = parse_any(request.puzzle.as_ref(), "puzzle")?;
         let state = Candidates::new(&puzzle.clone().into_sized());
-        let counted = {
-            let _permit = self
-                .shared
-                .permits
-                .try_acquire()
-                .map_err(|_| Failure::Overloaded)?;
-            match puzzle {
-                AnyGrid::Nine(grid, form) => {
-                    let job = Job {
-                        grid,
-                        form,
-                        limit: 2,
-                    };
-                    self.solve_job(job, deadline, tenant).await?
-                }
-                AnyGrid::Sized(grid, form) => {
-                    let charge = sized_charge(share, &grid)?;
-                    let job = SizedJob {
-                        grid,
-                        form,
-                        limit: 2,
-                    };
-                    self.solve_sized(job, deadline, tenant, charge).await?
-                }
-            }
-        };
+        let counted = self.solve_any(puzzle, 2, deadline, tenant, share).await?;
         let outcome = pb::Outcome::try_from(counted.outcome).unwrap_or(pb::Outcome::Unspecified);
         if outcome != pb::Outcome::Solved {
             return Ok(pb::RateResponse {
@@ -713,7 +585,7 @@ impl SudokuService for Sudoku {
 /// `share` of the request budget (its `Messages` pool, as SolveBatch
 /// messages): its solver's footprint, taken now or the call is shed as
 /// over-budget work is (RESOURCE_EXHAUSTED, OVERLOADED). The search grows it
-/// when its solver outgrows it (see `SizedSearch`). No share (a service
+/// when its solver outgrows it (see `UnarySearch`). No share (a service
 /// without the server's connections): nothing to charge.
 fn sized_charge(share: Option<&Share>, grid: &SizedGrid) -> Result<Option<Charge>, Failure> {
     let Some(share) = share else {
@@ -726,22 +598,34 @@ fn sized_charge(share: Option<&Share>, grid: &SizedGrid) -> Result<Option<Charge
         .ok_or(Failure::Overloaded)
 }
 
-/// Validate's scans of a sized `puzzle` (and the player's `current` grid):
-/// its first conflicts and their count, and the blank cells left without a
+/// Validate's scans of `puzzle` (and the player's `current` grid): the
+/// first conflicts and their count, and the blank cells left without a
 /// candidate; the search's fields are left for the caller.
-fn scan_sized(puzzle: &SizedGrid, current: Option<&SizedGrid>) -> pb::ValidateResponse {
-    let (conflicts, conflict_count) = sized_conflicts_to_pb(puzzle);
+fn scan(puzzle: &AnyGrid, current: Option<&AnyGrid>) -> pb::ValidateResponse {
+    let scanned = |g: &AnyGrid| match g {
+        AnyGrid::Nine(g, _) => {
+            let c = validate::conflicts(g, MAX_LISTED_CONFLICTS);
+            let stuck = validate::cells_without_candidates(g);
+            (conflicts_to_pb(&c.first), c.total, cells_to_pb(&stuck))
+        }
+        AnyGrid::Sized(g, _) => {
+            let (conflicts, total) = sized_conflicts_to_pb(g);
+            (conflicts, total, sized_stuck_cells(g))
+        }
+    };
+    let (conflicts, conflict_count, no_candidate_cells) = scanned(puzzle);
     let mut response = pb::ValidateResponse {
         conflicts,
         conflict_count,
-        no_candidate_cells: sized_stuck_cells(puzzle),
+        no_candidate_cells,
         search_complete: true,
         ..Default::default()
     };
     if let Some(current) = current {
-        (response.current_conflicts, response.current_conflict_count) =
-            sized_conflicts_to_pb(current);
-        response.current_no_candidate_cells = sized_stuck_cells(current);
+        let (conflicts, count, stuck) = scanned(current);
+        response.current_conflicts = conflicts;
+        response.current_conflict_count = count;
+        response.current_no_candidate_cells = stuck;
     }
     response
 }

@@ -14,8 +14,8 @@ use sudoku_core::logic::{Label, Rating, Step, Technique, UnitRef};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid, UnitKind};
 use sudoku_core::puzzle::validate::Conflict;
 use sudoku_core::puzzle::{CELLS, Cell, Grid, Unit};
-use sudoku_core::solver::Answer;
 use sudoku_core::solver::sized::SizedAnswer;
+use sudoku_core::solver::{Answer, Verdict};
 
 /// The largest `max_solutions` a caller may ask for.
 pub const MAX_SOLUTIONS_LIMIT: u32 = 1_000_000;
@@ -367,19 +367,19 @@ fn timeout_of(raw: &[u8]) -> Result<Duration, &'static str> {
     Ok(scale(n))
 }
 
-/// How the engine's search ended, as the contract names it.
-pub(super) fn outcome(answer: &Answer) -> pb::Outcome {
-    outcome_of(answer.complete, answer.count)
+/// How a search of either engine ended, as the contract names it.
+pub(super) fn outcome_of(complete: bool, count: u32) -> pb::Outcome {
+    match Verdict::of(complete, count) {
+        Verdict::WorkLimit => pb::Outcome::WorkLimitReached,
+        Verdict::NoSolution => pb::Outcome::NoSolution,
+        Verdict::Solved => pb::Outcome::Solved,
+        Verdict::NotUnique => pb::Outcome::MultipleSolutions,
+    }
 }
 
-/// How a search that found `count` solutions ended, as the contract names it.
-pub(super) fn outcome_of(complete: bool, count: u32) -> pb::Outcome {
-    match (complete, count) {
-        (false, _) => pb::Outcome::WorkLimitReached,
-        (true, 0) => pb::Outcome::NoSolution,
-        (true, 1) => pb::Outcome::Solved,
-        (true, _) => pb::Outcome::MultipleSolutions,
-    }
+/// [`outcome_of`] a 9x9 engine's answer.
+pub(super) fn outcome(answer: &Answer) -> pb::Outcome {
+    outcome_of(answer.complete, answer.count)
 }
 
 /// The answer to `job` on the wire, its solution in the puzzle's own form.
@@ -715,82 +715,39 @@ pub(super) fn parse_generate(
     // 3x3 is the 9x9 maker's, rated and symmetric; other boxes the sized one's.
     let shape = Some(box_shape(request.box_rows, request.box_cols, "")?)
         .filter(|&shape| shape != Shape::CLASSIC);
-    if let Some(shape) = shape {
-        if !symmetry.fits(shape) {
-            bad(
-                "symmetry",
-                format!(
-                    "{} does not map the {}x{} boxes of {} onto boxes; this shape takes \
-                     none, rotate180, mirror-horizontal, mirror-vertical and mirror-both",
-                    symmetry.name(),
-                    shape.box_rows(),
-                    shape.box_cols(),
-                    shape.describe()
-                ),
-            );
-        }
-        let cells = shape.cells() as u32;
-        if min_c > cells {
-            bad(
-                "min_clues",
-                format!("{min_c} is out of range; expected 0 to {cells}"),
-            );
-        }
-        if max_c > cells {
-            bad(
-                "max_clues",
-                format!("{max_c} is out of range; expected 0 (no bound) to {cells}"),
-            );
-        } else if max_c != 0 && min_c > max_c {
-            bad("max_clues", format!("{max_c} is below min_clues {min_c}"));
-        }
-        if !problems.is_empty() {
-            return Err(Failure::Invalid(problems));
-        }
-        return Ok(GeneratePlan {
-            count,
-            seed: request.seed.unwrap_or_else(fresh_seed),
-            options: generate::Options {
-                symmetry,
-                min_clues: 0,
-                max_clues: CELLS as u8,
-                max_attempts: generate::DEFAULT_MAX_ATTEMPTS,
-            },
-            target,
-            form: if request.cells {
-                Form::Cells
-            } else {
-                Form::Text
-            },
-            shape: Some((
-                shape,
-                SizedOptions {
-                    symmetry,
-                    min_clues: min_c as usize,
-                    max_clues: if max_c == 0 {
-                        usize::MAX
-                    } else {
-                        max_c as usize
-                    },
-                    max_attempts: SIZED_MAX_ATTEMPTS,
-                    budget: max_nodes,
-                },
-            )),
-        });
-    }
-    if min_c > CELLS as u32 {
+    // The clue range: 0 to N*N at other sizes; at 9x9 a bound below 17
+    // can never be met.
+    let cells = shape.map_or(CELLS, Shape::cells) as u32;
+    if let Some(shape) = shape
+        && !symmetry.fits(shape)
+    {
         bad(
-            "min_clues",
-            format!("{min_c} is out of range; expected 0 to 81"),
+            "symmetry",
+            format!(
+                "{} does not map the {}x{} boxes of {} onto boxes; this shape takes \
+                 none, rotate180, mirror-horizontal, mirror-vertical and mirror-both",
+                symmetry.name(),
+                shape.box_rows(),
+                shape.box_cols(),
+                shape.describe()
+            ),
         );
     }
-    if max_c != 0 && !(MIN_CLUES..=CELLS as u32).contains(&max_c) {
+    let least = if shape.is_some() { 1 } else { MIN_CLUES };
+    if min_c > cells {
+        bad(
+            "min_clues",
+            format!("{min_c} is out of range; expected 0 to {cells}"),
+        );
+    }
+    if max_c != 0 && !(least..=cells).contains(&max_c) {
+        let why = match shape {
+            Some(_) => String::new(),
+            None => format!(": no puzzle with fewer than {least} clues has one solution"),
+        };
         bad(
             "max_clues",
-            format!(
-                "{max_c} is out of range; expected 0 (no bound) or {MIN_CLUES} to 81: \
-                 no puzzle with fewer than {MIN_CLUES} clues has one solution"
-            ),
+            format!("{max_c} is out of range; expected 0 (no bound) or {least} to {cells}{why}"),
         );
     } else if max_c != 0 && min_c > max_c {
         bad("max_clues", format!("{max_c} is below min_clues {min_c}"));
@@ -798,13 +755,18 @@ pub(super) fn parse_generate(
     if !problems.is_empty() {
         return Err(Failure::Invalid(problems));
     }
+    let nine = shape.is_none();
     Ok(GeneratePlan {
         count,
         seed: request.seed.unwrap_or_else(fresh_seed),
         options: generate::Options {
             symmetry,
-            min_clues: min_c as u8,
-            max_clues: if max_c == 0 { CELLS as u8 } else { max_c as u8 },
+            min_clues: if nine { min_c as u8 } else { 0 },
+            max_clues: if nine && max_c != 0 {
+                max_c as u8
+            } else {
+                CELLS as u8
+            },
             max_attempts: generate::DEFAULT_MAX_ATTEMPTS,
         },
         target,
@@ -813,7 +775,20 @@ pub(super) fn parse_generate(
         } else {
             Form::Text
         },
-        shape: None,
+        shape: shape.map(|shape| {
+            let options = SizedOptions {
+                symmetry,
+                min_clues: min_c as usize,
+                max_clues: if max_c == 0 {
+                    usize::MAX
+                } else {
+                    max_c as usize
+                },
+                max_attempts: SIZED_MAX_ATTEMPTS,
+                budget: max_nodes,
+            };
+            (shape, options)
+        }),
     })
 }
 
@@ -824,16 +799,33 @@ pub(super) fn sized_generated_to_pb(
     found: &SizedFound,
 ) -> pb::GenerateResponse {
     let made = &found.made;
+    let grids = (
+        sized_to_pb(&made.puzzle, plan.form),
+        sized_to_pb(&made.solution, plan.form),
+    );
+    let about = (made.clues as u32, made.minimal, found.attempts);
+    made_to_pb(index, plan.seed, grids, &found.rating, about)
+}
+
+/// A made puzzle of either maker on the wire: its puzzle and solution
+/// grids, rating, and (clues, minimal, attempts).
+fn made_to_pb(
+    index: u32,
+    seed: u64,
+    (puzzle, solution): (pb::Grid, pb::Grid),
+    rating: &Rating,
+    (clues, minimal, attempts): (u32, bool, u64),
+) -> pb::GenerateResponse {
     pb::GenerateResponse {
         index,
-        seed: plan.seed,
+        seed,
         puzzle: Some(pb::GeneratedPuzzle {
-            puzzle: Some(sized_to_pb(&made.puzzle, plan.form)),
-            solution: Some(sized_to_pb(&made.solution, plan.form)),
-            rating: Some(rating_to_pb(&found.rating)),
-            clues: made.clues as u32,
-            minimal: made.minimal,
-            attempts: found.attempts,
+            puzzle: Some(puzzle),
+            solution: Some(solution),
+            rating: Some(rating_to_pb(rating)),
+            clues,
+            minimal,
+            attempts,
         }),
     }
 }
@@ -853,18 +845,12 @@ pub(super) fn generated_to_pb(
     made: &Generated<Rating>,
 ) -> pb::GenerateResponse {
     let c = &made.candidate;
-    pb::GenerateResponse {
-        index,
-        seed: plan.seed,
-        puzzle: Some(pb::GeneratedPuzzle {
-            puzzle: Some(grid_to_pb(&c.puzzle, plan.form)),
-            solution: Some(grid_to_pb(&c.solution, plan.form)),
-            rating: Some(rating_to_pb(&made.extra)),
-            clues: u32::from(c.clues),
-            minimal: c.minimal,
-            attempts: made.attempts,
-        }),
-    }
+    let grids = (
+        grid_to_pb(&c.puzzle, plan.form),
+        grid_to_pb(&c.solution, plan.form),
+    );
+    let about = (u32::from(c.clues), c.minimal, made.attempts);
+    made_to_pb(index, plan.seed, grids, &made.extra, about)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use tonic::codegen::Bytes;
 use tonic::codegen::http::{Request, header};
 use tonic_types::StatusExt;
 
+use crate::support::solve_request;
 use crate::support::{CLASSIC, TestServer};
 
 /// What a raw call got back: the gRPC code and message, from the headers
@@ -109,14 +110,7 @@ async fn bodies_that_cannot_be_decoded_answer_internal_on_both_rpcs() {
     let solved = server
         .client()
         .await
-        .solve(pb::SolveRequest {
-            puzzle: Some(pb::Grid {
-                text: CLASSIC.into(),
-                cells: vec![],
-                ..Default::default()
-            }),
-            options: None,
-        })
+        .solve(solve_request(CLASSIC))
         .await
         .unwrap();
     assert_eq!(

@@ -12,10 +12,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
+use crate::support::solve_request;
 use crate::support::{
     BinaryServer, CLASSIC, CLASSIC_SOLVED, TestServer, free_port, sample, scrape,
 };
-use sudoku_grpc::pb::{self, sudoku_service_client::SudokuServiceClient};
+use sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient;
 
 /// The HTTP/2 client preface.
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -85,17 +86,6 @@ async fn closed_after(
     }
 }
 
-fn solve_request() -> pb::SolveRequest {
-    pb::SolveRequest {
-        puzzle: Some(pb::Grid {
-            text: CLASSIC.into(),
-            cells: vec![],
-            ..Default::default()
-        }),
-        options: None,
-    }
-}
-
 /// A health check and a Solve on a new connection, each within 5 s.
 async fn serves_a_new_client(url: &str) -> Result<(), String> {
     let within = Duration::from_secs(5);
@@ -111,7 +101,7 @@ async fn serves_a_new_client(url: &str) -> Result<(), String> {
         .await
         .map_err(|e| format!("health check: {e}"))?;
     let solved = SudokuServiceClient::new(channel)
-        .solve(solve_request())
+        .solve(solve_request(CLASSIC))
         .await
         .map_err(|e| format!("solve: {e}"))?
         .into_inner();
@@ -342,7 +332,7 @@ async fn a_client_idle_between_calls_is_not_cut_by_the_header_timeout() {
 
     // A tonic client idle between two calls on one channel.
     let mut client = SudokuServiceClient::new(server.channel().await);
-    client.solve(solve_request()).await.unwrap();
+    client.solve(solve_request(CLASSIC)).await.unwrap();
 
     let idle = Duration::from_millis(3000);
     let mut sink = [0u8; 256];
@@ -371,7 +361,7 @@ async fn a_client_idle_between_calls_is_not_cut_by_the_header_timeout() {
     })
     .await;
     assert!(answered.is_ok(), "no PING answer after idling");
-    client.solve(solve_request()).await.unwrap();
+    client.solve(solve_request(CLASSIC)).await.unwrap();
     println!(
         "a connection idle {} after its handshake (header-read timeout 1 s) stayed open and answered a PING",
         secs(idle)
@@ -496,7 +486,7 @@ async fn at_the_cap_with_every_peer_holding_one_busy_connection_a_new_one_is_ref
             .unwrap()
             .connect_lazy();
         SudokuServiceClient::new(channel)
-            .solve(solve_request())
+            .solve(solve_request(CLASSIC))
             .await
     })
     .await

@@ -23,6 +23,7 @@ use tonic::codegen::http::{Request, StatusCode, Version, header};
 use tonic_types::StatusExt;
 
 use crate::grpc_web::{base64, frames, unbase64};
+use crate::support::text_grid;
 use crate::support::{CLASSIC, TestServer, bare_client, data_set};
 
 const SOLVE: &str = "/sudoku.v1.SudokuService/Solve";
@@ -38,10 +39,7 @@ fn reason(status: &tonic::Status) -> String {
 }
 
 fn text(t: &str) -> Option<pb::Grid> {
-    Some(pb::Grid {
-        text: t.to_string(),
-        ..Default::default()
-    })
+    text_grid(t)
 }
 
 /// A blank grid of `box_rows` x `box_cols` boxes (0 and 0: 9x9), as cells.

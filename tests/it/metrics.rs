@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::support::solve_request;
 use crate::support::{BinaryServer, CLASSIC, free_port};
 use sudoku_grpc::pb;
 
@@ -13,14 +14,7 @@ async fn metrics_count_calls_codes_and_puzzles() {
     let server = BinaryServer::spawn(&["--metrics-listen", &metrics_addr.to_string()]).await;
     let mut client =
         sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient::new(server.channel().await);
-    let good = pb::SolveRequest {
-        puzzle: Some(pb::Grid {
-            text: CLASSIC.into(),
-            cells: vec![],
-            ..Default::default()
-        }),
-        options: None,
-    };
+    let good = solve_request(CLASSIC);
     for _ in 0..3 {
         client.solve(good.clone()).await.unwrap();
     }
@@ -120,17 +114,7 @@ async fn a_rapid_reset_flood_writes_a_few_warnings_and_counts_the_rest() {
     // The server still answers.
     let mut client =
         sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient::new(server.channel().await);
-    client
-        .solve(pb::SolveRequest {
-            puzzle: Some(pb::Grid {
-                text: CLASSIC.into(),
-                cells: vec![],
-                ..Default::default()
-            }),
-            options: None,
-        })
-        .await
-        .unwrap();
+    client.solve(solve_request(CLASSIC)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let text =
         tokio::task::spawn_blocking(move || crate::support::http_get(metrics_addr, "/metrics"))

@@ -4,6 +4,7 @@
 //! the field; and the sized engine against the fast one on every 9x9
 //! public set.
 
+use crate::support::text_grid;
 use crate::support::{CLASSIC, TestServer, data_set};
 use sudoku_core::generate::sized::SizedMaker;
 use sudoku_core::puzzle::Grid;
@@ -131,10 +132,7 @@ async fn one_solve_batch_call_mixes_sizes() {
         // A 9x9 of the fast path between each.
         items.push(pb::BatchItem {
             id: 100 + i as u64,
-            puzzle: Some(pb::Grid {
-                text: CLASSIC.to_string(),
-                ..Default::default()
-            }),
+            puzzle: text_grid(CLASSIC),
         });
     }
     let requests = vec![

@@ -21,6 +21,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use crate::support::{BinaryServer, CLASSIC, CLASSIC_SOLVED};
+use crate::support::{solve_request, text_grid};
 use sudoku_grpc::pb::{self, sudoku_service_client::SudokuServiceClient};
 
 /// Connections the attacker holds at once.
@@ -190,14 +191,7 @@ async fn legit_solve(url: String) -> Result<Duration, String> {
             .await
             .map_err(|e| format!("connect: {e}"))?;
         let solved = SudokuServiceClient::new(channel)
-            .solve(pb::SolveRequest {
-                puzzle: Some(pb::Grid {
-                    text: CLASSIC.into(),
-                    cells: vec![],
-                    ..Default::default()
-                }),
-                options: None,
-            })
+            .solve(solve_request(CLASSIC))
             .await
             .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
             .into_inner();
@@ -344,11 +338,7 @@ async fn an_idle_connection_gets_a_goaway_at_the_idle_timeout_and_a_busy_one_sta
     tx.send(pb::SolveBatchRequest {
         items: vec![pb::BatchItem {
             id: 7,
-            puzzle: Some(pb::Grid {
-                text: CLASSIC.into(),
-                cells: vec![],
-                ..Default::default()
-            }),
+            puzzle: text_grid(CLASSIC),
         }],
         options: None,
     })

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::support::solve_request;
 use crate::support::tools::Output;
 use crate::support::{CLASSIC, CLASSIC_SOLVED, TestServer, data_set};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
@@ -68,14 +69,7 @@ fn tmpdir(tag: &str) -> PathBuf {
 
 async fn solve_over(channel: Channel) -> Result<pb::SolveResponse, tonic::Status> {
     SudokuServiceClient::new(channel)
-        .solve(pb::SolveRequest {
-            puzzle: Some(pb::Grid {
-                text: CLASSIC.into(),
-                cells: vec![],
-                ..Default::default()
-            }),
-            options: None,
-        })
+        .solve(solve_request(CLASSIC))
         .await
         .map(|r| r.into_inner())
 }

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::{BinaryServer, CLASSIC, CLASSIC_SOLVED};
+use crate::support::{solve_request, text_grid};
 use sudoku_grpc::pb::{self, sudoku_service_client::SudokuServiceClient};
 use tonic::transport::Channel;
 
@@ -37,13 +38,7 @@ fn generate_64(count: u32) -> pb::GenerateRequest {
 
 /// One ordinary Solve call, with a deadline of its own.
 async fn solve_classic(client: &mut SudokuServiceClient<Channel>) -> Result<(), String> {
-    let mut request = tonic::Request::new(pb::SolveRequest {
-        puzzle: Some(pb::Grid {
-            text: CLASSIC.to_string(),
-            ..Default::default()
-        }),
-        options: None,
-    });
+    let mut request = tonic::Request::new(solve_request(CLASSIC));
     request.set_timeout(Duration::from_secs(10));
     match tokio::time::timeout(Duration::from_secs(15), client.solve(request)).await {
         Err(_) => Err("no answer in 15 s".to_string()),
@@ -270,10 +265,7 @@ async fn a_solve_batch_stream_outlives_the_work_bound_of_a_call() {
     let message = |id| pb::SolveBatchRequest {
         items: vec![pb::BatchItem {
             id,
-            puzzle: Some(pb::Grid {
-                text: CLASSIC.to_string(),
-                ..Default::default()
-            }),
+            puzzle: text_grid(CLASSIC),
         }],
         options: None,
     };

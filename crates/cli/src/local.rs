@@ -14,8 +14,8 @@ use super::sized::Grids;
 use super::window::Window;
 use sudoku_core::puzzle::Grid;
 use sudoku_core::puzzle::sized::SizedGrid;
-use sudoku_core::solver::Solver;
 use sudoku_core::solver::sized::SizedSolver;
+use sudoku_core::solver::{Engine, Solver, Verdict};
 
 /// How each puzzle is solved in-process.
 #[derive(Clone, Copy)]
@@ -128,74 +128,47 @@ impl Engines {
     /// Solves `g` with the engine for its shape.
     fn solve(&mut self, g: &Puzzle, rules: Rules) -> Done {
         match g {
-            Puzzle::Nine(g) => solve_one(&mut self.nine, g, rules),
+            Puzzle::Nine(g) => solve_with(&mut self.nine, g, rules, Puzzle::Nine),
             Puzzle::Sized(g) => {
                 let solver = self
                     .sized
                     .get_or_insert_with(|| SizedSolver::new(&SizedGrid::empty(g.shape()), 1));
-                solve_sized(solver, g, rules)
+                solve_with(solver, g, rules, |s| Puzzle::Sized(Arc::new(s)))
             }
         }
     }
 }
 
-/// Solves one grid of another size with `solver`, restarted for it.
-fn solve_sized(solver: &mut SizedSolver, g: &SizedGrid, rules: Rules) -> Done {
+/// Solves one puzzle with `solver`, restarted for it: written once for
+/// both engines; `wrap` makes the run's puzzle of a solution.
+fn solve_with<E: Engine>(
+    solver: &mut E,
+    g: &E::Puzzle,
+    rules: Rules,
+    wrap: impl FnOnce(E::Puzzle) -> Puzzle,
+) -> Done {
     let Rules {
         limit,
         max_nodes,
         timed,
     } = rules;
     let started = timed.then(Instant::now);
-    solver.restart(g, limit);
-    solver.resume(max_nodes);
-    let a = solver.answer();
+    solver.start(g, limit);
+    solver.go_on(max_nodes);
+    let (count, _, stats) = solver.report();
     let micros = started.map_or(0, |t| t.elapsed().as_micros() as u64);
-    let outcome = match (a.complete, a.count) {
-        (true, 1) => Outcome::Solved,
-        (true, 0) => Outcome::NoSolution,
-        (true, _) => Outcome::NotUnique,
-        (false, _) => Outcome::WorkLimit,
+    let outcome = match solver.verdict() {
+        Verdict::Solved => Outcome::Solved,
+        Verdict::NoSolution => Outcome::NoSolution,
+        Verdict::NotUnique => Outcome::NotUnique,
+        Verdict::WorkLimit => Outcome::WorkLimit,
     };
     Done {
         outcome,
-        solution: (a.count > 0)
-            .then(|| solver.solution())
-            .flatten()
-            .map(|s| Puzzle::Sized(Arc::new(s))),
-        count: u64::from(a.count),
-        guesses: a.stats.guesses,
-        nodes: a.stats.nodes,
-        micros,
-        error: None,
-    }
-}
-
-/// Solves one 9x9 puzzle with `solver`, restarted for it.
-fn solve_one(solver: &mut Solver, g: &Grid, rules: Rules) -> Done {
-    let Rules {
-        limit,
-        max_nodes,
-        timed,
-    } = rules;
-    let started = timed.then(Instant::now);
-    solver.restart(g, limit);
-    solver.resume(max_nodes);
-    let a = solver.answer();
-    let micros = started.map_or(0, |t| t.elapsed().as_micros() as u64);
-    let outcome = match (a.solution, a.count, a.complete) {
-        (Some(_), 1, _) if limit == 1 => Outcome::Solved,
-        (Some(_), 1, true) => Outcome::Solved,
-        (Some(_), n, _) if n >= 2 => Outcome::NotUnique,
-        (None, 0, true) => Outcome::NoSolution,
-        _ => Outcome::WorkLimit,
-    };
-    Done {
-        outcome,
-        solution: a.solution.map(Puzzle::Nine),
-        count: u64::from(a.count),
-        guesses: a.stats.guesses,
-        nodes: a.stats.nodes,
+        solution: solver.first_solution().map(wrap),
+        count: u64::from(count),
+        guesses: stats.guesses,
+        nodes: stats.nodes,
         micros,
         error: None,
     }

@@ -15,7 +15,7 @@ impl Sudoku {
     /// permit (or sheds the call): the Hint and Rate work that is not a
     /// search, bounded in time by its nature (a logical solve of one grid).
     /// A search never runs here: it would hold the thread past the deadline
-    /// and the work budget (see [`Self::search_job`]).
+    /// and the work budget (see [`Self::solve_job`]).
     /// It starts only if the deadline has not passed and the caller still
     /// waits.
     pub(in crate::service) async fn on_pool<R: Send + 'static>(

@@ -13,40 +13,25 @@ use super::pending::{Pending, reply_by};
 use super::slices::{Engine, Searched, Sliced, slices, slices_of};
 use crate::pb;
 use crate::service::budget::Charge;
-use crate::service::convert::{Job, SizedJob, outcome, to_pb};
-use crate::service::pool::{
-    Step, Turn, Work, give_sized_solver, take_sized_solver, with_thread_solver,
-};
+use crate::service::convert::{Job, SizedJob, to_pb};
+use crate::service::pool::{Step, Turn, Work, with_thread_solver};
 use crate::service::status::Failure;
 use crate::service::{Shared, Sudoku, Tenant};
 use crate::telemetry::traces;
+use sudoku_core::solver::Solver;
 use sudoku_core::solver::sized::SizedSolver;
-use sudoku_core::solver::{Answer, Solver};
 
 impl Sudoku {
-    /// Solves one validated puzzle of a unary call from `tenant`: up to
-    /// `inline_nodes` nodes at once on this thread (most puzzles need
-    /// fewer), the rest on a solver thread. Dropping the future (client
-    /// reset) stops the search at its next slice.
+    /// Solves one validated 9x9 puzzle of a unary call from `tenant`: up
+    /// to `inline_nodes` nodes at once on this thread (most puzzles need
+    /// fewer), the rest on a solver thread as a [`UnarySearch`]. Dropping
+    /// the future (client reset) stops the search at its next slice.
     pub(in crate::service) async fn solve_job(
         &self,
         job: Job,
         deadline: Option<Instant>,
         tenant: Tenant,
     ) -> Result<pb::Solution, Failure> {
-        let (answer, elapsed) = self.search_job(job, deadline, tenant).await?;
-        Ok(to_pb(&answer, &job, elapsed))
-    }
-
-    /// [`Self::solve_job`]'s search, its answer as the engine gives it
-    /// (for Hint's fallback, which needs the solution as a grid), with the
-    /// solving time.
-    pub(in crate::service) async fn search_job(
-        &self,
-        job: Job,
-        deadline: Option<Instant>,
-        tenant: Tenant,
-    ) -> Result<(Answer, Duration), Failure> {
         let shared = &self.shared;
         let inline = shared.limits.inline_nodes;
         let first = with_thread_solver(|solver| {
@@ -60,39 +45,28 @@ impl Sudoku {
                     &|| false,
                     &Turn::UNBOUNDED,
                 )? {
-                    Searched::Done(answer, elapsed) => Ok((answer, elapsed)),
+                    Searched::Done(answer, elapsed) => Ok(to_pb(&answer, &job, elapsed)),
                     // The search moves on as it stands: redoing its inline
                     // nodes would cost more than copying it.
                     Searched::Paused(elapsed) => Err((Box::new(solver.clone()), elapsed)),
                 },
             )
         })?;
-        let (answer, elapsed) = match first {
-            Ok(done) => done,
-            Err((solver, elapsed)) => {
-                let span = traces::search_span(inline);
-                let (reply, replied) = oneshot::channel();
-                shared.pool.submit(
-                    tenant,
-                    Box::new(RestOfSearch {
-                        shared: shared.clone(),
-                        solver,
-                        elapsed,
-                        pending: Pending::new(deadline, reply),
-                    }),
-                );
-                let (answer, elapsed) = reply_by(replied, deadline)
-                    .instrument(span.clone())
-                    .await??;
-                if !span.is_disabled() {
-                    let outcome = outcome(&answer).as_str_name();
-                    let stats = &answer.stats;
-                    traces::record_answer(&span, outcome, stats.nodes, stats.guesses);
-                }
-                (answer, elapsed)
-            }
+        let (solver, elapsed) = match first {
+            Ok(done) => return Ok(done),
+            Err(paused) => paused,
         };
-        Ok((answer, elapsed))
+        let span = traces::search_span(inline);
+        let solution = self
+            .unary_search(job, Some((solver, elapsed)), deadline, tenant, None)
+            .instrument(span.clone())
+            .await?;
+        if !span.is_disabled() {
+            let outcome = solution.outcome().as_str_name();
+            let stats = solution.stats.unwrap_or_default();
+            traces::record_answer(&span, outcome, stats.nodes, stats.guesses);
+        }
+        Ok(solution)
     }
 
     /// Solves one validated puzzle of a size other than 9x9 for a unary
@@ -105,15 +79,37 @@ impl Sudoku {
         tenant: Tenant,
         charge: Option<Charge>,
     ) -> Result<pb::Solution, Failure> {
+        self.unary_search::<SizedSolver>(job, None, deadline, tenant, charge)
+            .await
+    }
+
+    /// A unary call's search on a solver thread, in either engine: from
+    /// the start, or from where `resumed` (a solver and its solving time)
+    /// left it.
+    async fn unary_search<E: Engine + Send + 'static>(
+        &self,
+        job: E::Job,
+        resumed: Option<(Box<E>, Duration)>,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+        charge: Option<Charge>,
+    ) -> Result<pb::Solution, Failure>
+    where
+        E::Job: Send,
+    {
+        let (solver, elapsed) = match resumed {
+            Some((solver, elapsed)) => (Some(solver), Some(elapsed)),
+            None => (None, None),
+        };
         let (reply, replied) = oneshot::channel();
         self.shared.pool.submit(
             tenant,
-            Box::new(SizedSearch {
+            Box::new(UnarySearch {
                 shared: self.shared.clone(),
                 job,
                 charge,
-                solver: None,
-                elapsed: None,
+                solver,
+                elapsed,
                 pending: Pending::new(deadline, reply),
             }),
         );
@@ -121,70 +117,32 @@ impl Sudoku {
     }
 }
 
-/// The rest of a unary call's search, on a solver thread.
-struct RestOfSearch {
+/// A unary call's search on a solver thread, written once for both
+/// engines: the rest of a 9x9 search the inline budget left, or all of a
+/// search of another size.
+struct UnarySearch<E: Engine> {
     shared: Arc<Shared>,
-    /// The search as the inline budget left it.
-    solver: Box<Solver>,
-    /// Solving time so far.
-    elapsed: Duration,
-    pending: Pending<oneshot::Sender<Result<(Answer, Duration), Failure>>>,
-}
-
-impl Work for RestOfSearch {
-    fn wanted(&self) -> bool {
-        self.pending.wanted()
-    }
-
-    fn run(&mut self, turn: &Turn) -> Step {
-        let pending = &self.pending;
-        let cancelled = || pending.cancelled();
-        let searched = slices(
-            &self.shared,
-            &mut self.solver,
-            u64::MAX,
-            pending.deadline(),
-            &cancelled,
-            self.elapsed,
-            turn,
-        );
-        let result = match searched {
-            Ok(Searched::Paused(elapsed)) => {
-                self.elapsed = elapsed;
-                return Step::Unfinished;
-            }
-            Ok(Searched::Done(answer, elapsed)) => Ok((answer, elapsed)),
-            Err(failure) => Err(failure),
-        };
-        self.pending.answer(result);
-        Step::Done
-    }
-}
-
-/// A unary call's search of a sized puzzle, on a solver thread.
-struct SizedSearch {
-    shared: Arc<Shared>,
-    job: SizedJob,
+    job: E::Job,
     /// What the search holds of its connection's share, grown to its
     /// solver's heap bytes whenever it pauses (none: not charged).
     charge: Option<Charge>,
     /// The search between turns (none before the first).
-    solver: Option<Box<SizedSolver>>,
+    solver: Option<Box<E>>,
     /// Solving time so far; none before the first turn.
     elapsed: Option<Duration>,
     pending: Pending<oneshot::Sender<Result<pb::Solution, Failure>>>,
 }
 
-impl Work for SizedSearch {
+impl<E: Engine + Send> Work for UnarySearch<E>
+where
+    E::Job: Send,
+{
     fn wanted(&self) -> bool {
         self.pending.wanted()
     }
 
     fn run(&mut self, turn: &Turn) -> Step {
-        let mut solver = self
-            .solver
-            .take()
-            .unwrap_or_else(|| take_sized_solver(&self.job.grid));
+        let mut solver = self.solver.take().unwrap_or_else(|| E::take(&self.job));
         let pending = &self.pending;
         let cancelled = || pending.cancelled();
         let searched = item_turn(
@@ -215,7 +173,7 @@ impl Work for SizedSearch {
                 Step::Unfinished
             }
             ItemTurn::Answered(result) => {
-                give_sized_solver(solver);
+                E::give(solver);
                 self.pending.answer(result);
                 Step::Done
             }
@@ -314,19 +272,23 @@ mod tests {
             let mut solver = Box::new(Solver::new(&job.grid, job.limit));
             solver.resume(8);
             let (reply, mut replied) = oneshot::channel();
-            let mut rest = RestOfSearch {
+            let mut rest = UnarySearch {
                 shared: svc.shared.clone(),
-                solver,
-                elapsed: Duration::ZERO,
+                job,
+                charge: None,
+                solver: Some(solver),
+                elapsed: Some(Duration::ZERO),
                 pending: Pending::new(None, reply),
             };
             let turns = run_to_end(&mut rest, sliced);
-            let (answer, _) = replied.try_recv().unwrap().unwrap();
+            let mut answer = replied.try_recv().unwrap().unwrap();
+            // The time differs from run to run; the rest must not.
+            answer.stats.as_mut().unwrap().solve_time_us = 0;
             answers.push((turns, answer));
         }
         assert_eq!(answers[0].0, 1);
         assert!(answers[1].0 > 5, "{} turns", answers[1].0);
         assert_eq!(answers[0].1, answers[1].1);
-        assert!(answers[1].1.complete);
+        assert_eq!(answers[1].1.outcome(), pb::Outcome::Solved);
     }
 }

@@ -10,7 +10,7 @@ use super::pending::past;
 use crate::pb;
 use crate::service::Shared;
 use crate::service::convert::{Job, SizedJob, outcome, outcome_of, sized_answer_to_pb, to_pb};
-use crate::service::pool::Turn;
+use crate::service::pool::{Turn, give_sized_solver, take_sized_solver};
 use crate::service::status::Failure;
 use crate::telemetry::metrics::{Gauges, PuzzleOutcome};
 use sudoku_core::solver::sized::SizedSolver;
@@ -57,6 +57,12 @@ pub(in crate::service) trait Engine {
     fn outcome(&self) -> pb::Outcome;
     /// The finished search's answer to `job`, as the wire gives it.
     fn solution(&self, job: &Self::Job, elapsed: Duration) -> pb::Solution;
+    /// A solver for `job` on this thread (a kept one when there is).
+    fn take(job: &Self::Job) -> Box<Self>;
+    /// Gives a finished solver back to this thread for its next task.
+    fn give(solver: Box<Self>);
+    /// What a paused solver holds in memory, to charge.
+    fn heap_bytes(&self) -> usize;
     /// The test hook that makes a search of this job panic.
     #[cfg(feature = "test-hooks")]
     fn hooked(_shared: &Shared, _job: &Self::Job) -> bool {
@@ -81,6 +87,13 @@ impl Engine for Solver {
     fn solution(&self, job: &Job, elapsed: Duration) -> pb::Solution {
         to_pb(&self.answer(), job, elapsed)
     }
+    fn take(job: &Job) -> Box<Solver> {
+        Box::new(Solver::new(&job.grid, job.limit))
+    }
+    fn give(_: Box<Solver>) {}
+    fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<Solver>()
+    }
     #[cfg(feature = "test-hooks")]
     fn hooked(shared: &Shared, job: &Job) -> bool {
         shared.panic_on == Some(job.grid)
@@ -104,6 +117,15 @@ impl Engine for SizedSolver {
     }
     fn solution(&self, job: &SizedJob, elapsed: Duration) -> pb::Solution {
         sized_answer_to_pb(&self.answer(), self.solution().as_ref(), job, elapsed)
+    }
+    fn take(job: &SizedJob) -> Box<SizedSolver> {
+        take_sized_solver(&job.grid)
+    }
+    fn give(solver: Box<SizedSolver>) {
+        give_sized_solver(solver);
+    }
+    fn heap_bytes(&self) -> usize {
+        SizedSolver::heap_bytes(self)
     }
 }
 

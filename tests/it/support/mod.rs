@@ -25,6 +25,22 @@ pub fn data_set(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// A grid in the text form, for a request's `puzzle`.
+pub fn text_grid(text: &str) -> Option<sudoku_grpc::pb::Grid> {
+    Some(sudoku_grpc::pb::Grid {
+        text: text.to_string(),
+        ..Default::default()
+    })
+}
+
+/// A Solve request for the grid `text`, without options.
+pub fn solve_request(text: &str) -> sudoku_grpc::pb::SolveRequest {
+    sudoku_grpc::pb::SolveRequest {
+        puzzle: text_grid(text),
+        options: None,
+    }
+}
+
 /// How long the tests give an event they wait for (a counter stopping, a
 /// status arriving) before calling it missing. The event is the assertion;
 /// this bound only keeps a regression from hanging, so it is generous

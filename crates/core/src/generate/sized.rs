@@ -310,14 +310,9 @@ impl SizedMaker {
         let cell = check.cell;
         if !check.with.is_empty() {
             // A whole orbit: one count to two.
-            let before = solver.answer().stats.nodes;
-            let progress = solver.resume(check.budget.min(STEP_NODES));
-            let a = solver.answer();
-            let nodes = a.stats.nodes - before;
-            check.budget = check.budget.saturating_sub(nodes);
-            self.spent += nodes;
+            let (progress, count) = self.slice(solver, &mut check);
             if progress == Progress::Done {
-                return self.decide(&check, Some(a.count == 1));
+                return self.decide(&check, Some(count == 1));
             }
             if check.budget == 0 {
                 return self.decide(&check, None);
@@ -340,13 +335,8 @@ impl SizedMaker {
             check.trying = true;
             self.spent += 1;
         }
-        let before = solver.answer().stats.nodes;
-        let progress = solver.resume(check.budget.min(STEP_NODES));
-        let a = solver.answer();
-        let nodes = a.stats.nodes - before;
-        check.budget = check.budget.saturating_sub(nodes);
-        self.spent += nodes;
-        if a.count > 0 {
+        let (progress, count) = self.slice(solver, &mut check);
+        if count > 0 {
             return self.decide(&check, Some(false));
         }
         if progress == Progress::Done {
@@ -358,6 +348,18 @@ impl SizedMaker {
             return self.decide(&check, None);
         }
         self.check = Some(check);
+    }
+
+    /// One slice of `check`'s search, its nodes taken from the check's
+    /// budget and counted as spent: how it ended, and the solutions found.
+    fn slice(&mut self, solver: &mut SizedSolver, check: &mut Check) -> (Progress, u32) {
+        let before = solver.answer().stats.nodes;
+        let progress = solver.resume(check.budget.min(STEP_NODES));
+        let a = solver.answer();
+        let nodes = a.stats.nodes - before;
+        check.budget = check.budget.saturating_sub(nodes);
+        self.spent += nodes;
+        (progress, a.count)
     }
 
     /// Takes the clues away for good when the puzzle stays unique without
@@ -449,7 +451,9 @@ pub enum SizedPoll {
 
 /// Puzzle `index` of `seed` at `shape` made to a target: attempts, each a
 /// [`SizedMaker`] with its own solution grid, until one's clue count and
-/// rating match. Stepped like the maker: one check a step.
+/// rating match. Stepped like the maker: one check a step, and the count
+/// behind a made puzzle's rating (the engine's guesses, for
+/// [`Rating::guesses`]) in slices of [`STEP_NODES`] within the budget.
 pub struct SizedSearch {
     shape: Shape,
     seed: u64,
@@ -457,7 +461,18 @@ pub struct SizedSearch {
     options: SizedOptions,
     target: Target,
     attempt: u64,
-    maker: Option<SizedMaker>,
+    phase: Phase,
+}
+
+/// Where an attempt stands.
+enum Phase {
+    /// Between attempts.
+    Idle,
+    /// Clues are being taken away.
+    Making(SizedMaker),
+    /// The puzzle is made; the engine counts its solutions to two (it has
+    /// one) for its guesses, `spent` nodes so far.
+    Counting(SizedPuzzle, u64),
 }
 
 impl SizedSearch {
@@ -476,7 +491,7 @@ impl SizedSearch {
             options,
             target,
             attempt: 0,
-            maker: None,
+            phase: Phase::Idle,
         }
     }
 
@@ -488,9 +503,8 @@ impl SizedSearch {
     /// One step of the attempt under way (or the start of the next).
     pub fn step(&mut self, solver: &mut SizedSolver) -> SizedPoll {
         let o = self.options;
-        let maker = match &mut self.maker {
-            Some(maker) => maker,
-            None => {
+        match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Idle => {
                 if self.attempt >= o.max_attempts {
                     return SizedPoll::Exhausted {
                         attempts: self.attempt,
@@ -508,24 +522,37 @@ impl SizedSearch {
                 .with_budget(o.budget)
                 .with_ceiling(self.target.ceiling());
                 self.attempt += 1;
-                self.maker.insert(maker)
+                self.phase = Phase::Making(maker);
             }
-        };
-        let Some(made) = maker.step(solver) else {
-            return SizedPoll::Working;
-        };
-        self.maker = None;
-        if made.clues > o.max_clues {
-            return SizedPoll::Working;
+            Phase::Making(mut maker) => match maker.step(solver) {
+                None => self.phase = Phase::Making(maker),
+                // Too many clues: the next attempt.
+                Some(made) if made.clues > o.max_clues => {}
+                Some(made) => {
+                    solver.restart(&made.puzzle, 2);
+                    self.phase = Phase::Counting(made, 0);
+                }
+            },
+            Phase::Counting(made, spent) => {
+                let before = solver.answer().stats.nodes;
+                let progress = solver.resume(STEP_NODES);
+                let spent = spent + solver.answer().stats.nodes - before;
+                if progress == Progress::Paused && spent < o.budget {
+                    self.phase = Phase::Counting(made, spent);
+                    return SizedPoll::Working;
+                }
+                // Past the budget the guesses are those counted so far.
+                let guesses = solver.answer().stats.guesses;
+                if let Some(rating) = self.target.accept_counted(&made.puzzle, || guesses) {
+                    return SizedPoll::Found(Box::new(SizedFound {
+                        made,
+                        rating,
+                        attempts: self.attempt - 1,
+                    }));
+                }
+            }
         }
-        match self.target.accept_puzzle(&made.puzzle) {
-            Some(rating) => SizedPoll::Found(Box::new(SizedFound {
-                made,
-                rating,
-                attempts: self.attempt - 1,
-            })),
-            None => SizedPoll::Working,
-        }
+        SizedPoll::Working
     }
 }
 

@@ -59,6 +59,17 @@ impl Target {
     /// [`Target::accept`] of a puzzle of any shape, known to have exactly
     /// one solution.
     pub fn accept_puzzle(&self, puzzle: &SizedGrid) -> Option<Rating> {
+        self.accept_counted(puzzle, || logic::count(puzzle, 2, u64::MAX).stats.guesses)
+    }
+
+    /// [`Target::accept_puzzle`] with the engine's guesses (for
+    /// [`Rating::guesses`]) given by `guesses` when a rating is made: the
+    /// sized search counts them in steps of its own.
+    pub fn accept_counted(
+        &self,
+        puzzle: &SizedGrid,
+        guesses: impl FnOnce() -> u64,
+    ) -> Option<Rating> {
         let keep: &dyn Fn(&Rating) -> bool = match *self {
             Target::Any => &|_| true,
             Target::Label(label) => {
@@ -108,7 +119,7 @@ impl Target {
                 &move |r: &Rating| r.solved && (min..=max).contains(&r.se_rating)
             }
         };
-        let rating = logic::rate_unique(puzzle);
+        let rating = logic::rating_of(logic::Candidates::new(puzzle), guesses());
         keep(&rating).then_some(rating)
     }
 }

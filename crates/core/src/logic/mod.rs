@@ -560,6 +560,7 @@ pub fn rate_within(puzzle: &SizedGrid, max_nodes: u64) -> Result<Rating, LogicEr
 /// generator's candidates): the same rating, without the uniqueness check
 /// before it. The engine still solves the puzzle once, counting to 2, for
 /// [`Rating::guesses`].
+#[cfg(test)]
 pub(crate) fn rate_unique(puzzle: &SizedGrid) -> Rating {
     let guesses = count(puzzle, 2, u64::MAX).stats.guesses;
     rating_of(Candidates::new(puzzle), guesses)

@@ -496,62 +496,80 @@ impl Finder {
         found
     }
 
-    /// k cells of a unit with k candidates between them: the unit's other
-    /// cells lose those digits.
-    fn naked_subset(&mut self, c: &Candidates, k: usize, t: Technique) -> bool {
-        let l = c.layout();
-        let n = l.n();
-        let mut cells = std::mem::take(&mut self.a);
+    /// The subsets of size k in each unit, written once for naked and
+    /// hidden sets: `items` lists a unit's candidates for the set (their
+    /// ids and masks), and `apply` makes the step of k of them whose masks
+    /// have k bits between them, or says there is nothing to remove.
+    fn unit_subsets(
+        &mut self,
+        c: &Candidates,
+        k: usize,
+        items: impl Fn(&Finder, usize, &mut Vec<usize>, &mut Vec<u64>),
+        mut apply: impl FnMut(&mut Finder, usize, &[usize], u64) -> bool,
+    ) -> bool {
+        let mut ids = std::mem::take(&mut self.a);
         let mut masks = std::mem::take(&mut self.masks);
         let mut found = false;
-        for u in 0..l.unit_count() {
-            cells.clear();
+        for u in 0..c.layout().unit_count() {
+            ids.clear();
             masks.clear();
-            for &x in l.unit(u) {
-                let x = x as usize;
-                let p = c.mask(x).count_ones() as usize;
-                if (2..=k).contains(&p) {
-                    cells.push(x);
-                    masks.push(c.mask(x));
-                }
-            }
-            let unit = l.unit(u);
+            items(self, u, &mut ids, &mut masks);
             found = choose(&masks, k, &mut |idx, union| {
-                let in_subset = |y: usize| idx.iter().any(|&i| cells[i] == y);
-                let hit = |y: usize| !in_subset(y) && c.mask(y) & union != 0;
-                if !unit.iter().any(|&y| hit(y as usize)) {
-                    return false;
+                let mut chosen = [0usize; 4];
+                for (slot, &i) in chosen.iter_mut().zip(idx) {
+                    *slot = ids[i];
                 }
-                self.begin(t);
-                let mut others: Vec<usize> = unit.iter().map(|&y| y as usize).collect();
-                others.sort_unstable();
-                for y in others {
-                    if hit(y) {
-                        for d in digits_of(c.mask(y) & union) {
-                            self.step.eliminations.push((y as u16, d));
-                        }
-                    }
-                }
-                let mut subset: Vec<usize> = idx.iter().map(|&i| cells[i]).collect();
-                subset.sort_unstable();
-                self.cells(&subset);
-                self.step.units.push(unit_ref(u, n));
-                explain!(
-                    self,
-                    "{} hold only {} between them, so the rest of {} loses those digits",
-                    Cells(&subset, n),
-                    Digits(union),
-                    unit_ref(u, n)
-                );
-                true
+                apply(self, u, &chosen[..idx.len()], union)
             });
             if found {
                 break;
             }
         }
-        self.a = cells;
+        self.a = ids;
         self.masks = masks;
         found
+    }
+
+    /// k cells of a unit with k candidates between them: the unit's other
+    /// cells lose those digits.
+    fn naked_subset(&mut self, c: &Candidates, k: usize, t: Technique) -> bool {
+        let l = c.layout();
+        let n = l.n();
+        let items = |_: &Finder, u: usize, ids: &mut Vec<usize>, masks: &mut Vec<u64>| {
+            for &x in l.unit(u) {
+                let m = c.mask(x as usize);
+                if (2..=k).contains(&(m.count_ones() as usize)) {
+                    ids.push(x as usize);
+                    masks.push(m);
+                }
+            }
+        };
+        self.unit_subsets(c, k, items, |f, u, subset, union| {
+            let mut others: Vec<usize> = l.unit(u).iter().map(|&y| y as usize).collect();
+            others.retain(|y| !subset.contains(y) && c.mask(*y) & union != 0);
+            if others.is_empty() {
+                return false;
+            }
+            others.sort_unstable();
+            f.begin(t);
+            for &y in &others {
+                for d in digits_of(c.mask(y) & union) {
+                    f.step.eliminations.push((y as u16, d));
+                }
+            }
+            let mut subset = subset.to_vec();
+            subset.sort_unstable();
+            f.cells(&subset);
+            f.step.units.push(unit_ref(u, n));
+            explain!(
+                f,
+                "{} hold only {} between them, so the rest of {} loses those digits",
+                Cells(&subset, n),
+                Digits(union),
+                unit_ref(u, n)
+            );
+            true
+        })
     }
 
     /// k digits confined to the same k cells of a unit: those cells lose
@@ -560,52 +578,40 @@ impl Finder {
         self.ensure_places(c);
         let l = c.layout();
         let n = l.n();
-        let mut digits = std::mem::take(&mut self.a);
-        let mut places = std::mem::take(&mut self.masks);
-        let mut found = false;
-        for u in 0..l.unit_count() {
-            let unit = l.unit(u);
-            // Places of each digit as positions in the unit.
-            digits.clear();
-            places.clear();
+        let items = |f: &Finder, u: usize, ids: &mut Vec<usize>, masks: &mut Vec<u64>| {
             for d in 1..=n as u8 {
-                let pos = self.at(n, u, d);
-                if (2..=k).contains(&(pos.count_ones() as usize)) {
-                    digits.push(usize::from(d));
-                    places.push(pos);
+                let places = f.at(n, u, d);
+                if (2..=k).contains(&(places.count_ones() as usize)) {
+                    ids.push(usize::from(d));
+                    masks.push(places);
                 }
             }
-            found = choose(&places, k, &mut |idx, positions| {
-                let keep = idx.iter().fold(0u64, |m, &i| m | bit(digits[i] as u8));
-                let mut cells: Vec<usize> = bits_of(positions).map(|i| unit[i] as usize).collect();
-                cells.sort_unstable();
-                if !cells.iter().any(|&y| c.mask(y) & !keep != 0) {
-                    return false;
-                }
-                self.begin(t);
-                for &y in &cells {
-                    for d in digits_of(c.mask(y) & !keep) {
-                        self.step.eliminations.push((y as u16, d));
-                    }
-                }
-                self.cells(&cells);
-                self.step.units.push(unit_ref(u, n));
-                explain!(
-                    self,
-                    "in {} the digits {} fit only in {}, so those cells lose their other candidates",
-                    unit_ref(u, n),
-                    Digits(keep),
-                    Cells(&cells, n)
-                );
-                true
-            });
-            if found {
-                break;
+        };
+        self.unit_subsets(c, k, items, |f, u, digits, positions| {
+            let unit = l.unit(u);
+            let keep = digits.iter().fold(0u64, |m, &d| m | bit(d as u8));
+            let mut cells: Vec<usize> = bits_of(positions).map(|i| unit[i] as usize).collect();
+            cells.sort_unstable();
+            if !cells.iter().any(|&y| c.mask(y) & !keep != 0) {
+                return false;
             }
-        }
-        self.a = digits;
-        self.masks = places;
-        found
+            f.begin(t);
+            for &y in &cells {
+                for d in digits_of(c.mask(y) & !keep) {
+                    f.step.eliminations.push((y as u16, d));
+                }
+            }
+            f.cells(&cells);
+            f.step.units.push(unit_ref(u, n));
+            explain!(
+                f,
+                "in {} the digits {} fit only in {}, so those cells lose their other candidates",
+                unit_ref(u, n),
+                Digits(keep),
+                Cells(&cells, n)
+            );
+            true
+        })
     }
 
     /// A digit confined to k columns in k rows (or k rows in k columns): the

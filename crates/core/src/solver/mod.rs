@@ -283,6 +283,86 @@ fn high(digits: u16) -> usize {
     15 - digits.leading_zeros() as usize
 }
 
+/// How a search ended, whichever engine ran it: what every caller reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Exactly one solution (or the one asked for, with a limit of 1).
+    Solved,
+    /// The search space was exhausted without a solution.
+    NoSolution,
+    /// The limit of two or more was reached: not unique.
+    NotUnique,
+    /// The node budget ran out first.
+    WorkLimit,
+}
+
+impl Verdict {
+    /// The verdict of a search that found `count` solutions and did, or
+    /// did not, finish.
+    pub fn of(complete: bool, count: u32) -> Verdict {
+        match (complete, count) {
+            (false, _) => Verdict::WorkLimit,
+            (true, 0) => Verdict::NoSolution,
+            (true, 1) => Verdict::Solved,
+            (true, _) => Verdict::NotUnique,
+        }
+    }
+}
+
+/// The two engines, one interface: the 9x9 bitboard ([`Solver`], where the
+/// speed is) and the generic one ([`sized::SizedSolver`], every shape).
+/// Callers pick the engine by the puzzle's shape and write the rest once.
+pub trait Engine {
+    /// The puzzles it solves.
+    type Puzzle;
+    /// Starts a search of `puzzle` for up to `limit` solutions.
+    fn start(&mut self, puzzle: &Self::Puzzle, limit: u32);
+    /// Searches on for at most `nodes` nodes.
+    fn go_on(&mut self, nodes: u64) -> Progress;
+    /// Solutions found so far, whether the search finished, and its work.
+    fn report(&self) -> (u32, bool, Stats);
+    /// The first solution found, if any.
+    fn first_solution(&self) -> Option<Self::Puzzle>;
+    /// How the search ended (or stands).
+    fn verdict(&self) -> Verdict {
+        let (count, complete, _) = self.report();
+        Verdict::of(complete, count)
+    }
+}
+
+impl Engine for Solver {
+    type Puzzle = Grid;
+    fn start(&mut self, puzzle: &Grid, limit: u32) {
+        self.restart(puzzle, limit);
+    }
+    fn go_on(&mut self, nodes: u64) -> Progress {
+        self.resume(nodes)
+    }
+    fn report(&self) -> (u32, bool, Stats) {
+        (self.answer.count, self.answer.complete, self.answer.stats)
+    }
+    fn first_solution(&self) -> Option<Grid> {
+        self.answer.solution
+    }
+}
+
+impl Engine for sized::SizedSolver {
+    type Puzzle = crate::puzzle::sized::SizedGrid;
+    fn start(&mut self, puzzle: &Self::Puzzle, limit: u32) {
+        self.restart(puzzle, limit);
+    }
+    fn go_on(&mut self, nodes: u64) -> Progress {
+        self.resume(nodes)
+    }
+    fn report(&self) -> (u32, bool, Stats) {
+        let a = self.answer();
+        (a.count, a.complete, a.stats)
+    }
+    fn first_solution(&self) -> Option<Self::Puzzle> {
+        self.solution()
+    }
+}
+
 /// Runs a whole search with a total budget of `max_nodes` nodes.
 pub fn run(puzzle: &Grid, max_solutions: u32, max_nodes: u64) -> Answer {
     let mut s = Solver::new(puzzle, max_solutions);
