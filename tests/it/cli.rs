@@ -8,20 +8,7 @@ use crate::support::{CLASSIC, CLASSIC_SOLVED, SETTLE, TestServer};
 use sudoku_core::puzzle::Grid;
 
 fn sudoku(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(crate::support::sudoku_cli())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the sudoku binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    crate::support::sudoku_stdin(args, stdin)
 }
 
 async fn run(args: Vec<String>, stdin: String) -> Output {
@@ -397,13 +384,7 @@ async fn health_command() {
 /// the end of the input would hang here instead.
 fn answers_before_the_input_ends(args: &[&str], puzzle: &str, solved: &str) {
     use std::io::BufReader;
-    let mut child = Command::new(crate::support::sudoku_cli())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the sudoku binary runs");
+    let mut child = crate::support::spawn_sudoku(args, Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{puzzle}").unwrap();
     stdin.flush().unwrap();
@@ -780,13 +761,7 @@ fn fed(
     feed: impl FnOnce(&mut std::process::ChildStdin) -> std::io::Result<()> + Send + 'static,
 ) -> (Option<i32>, String, String, u64) {
     use std::io::Read;
-    let mut child = Command::new(crate::support::sudoku_cli())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the sudoku binary runs");
+    let mut child = crate::support::spawn_sudoku(args, Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     let feeder = std::thread::spawn(move || feed(&mut stdin));
     let pid = child.id();
@@ -1176,13 +1151,7 @@ fn progress_line_on_a_terminal_and_not_with_quiet() {
 /// it takes over a minute (a stuck run is killed, not waited for).
 async fn run_within_a_minute(args: Vec<String>, stdin: Stdio) -> Output {
     tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(crate::support::sudoku_cli())
-            .args(&args)
-            .stdin(stdin)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the sudoku binary runs");
+        let mut child = crate::support::spawn_sudoku(&args, stdin);
         let started = std::time::Instant::now();
         while child.try_wait().unwrap().is_none() {
             if started.elapsed() > std::time::Duration::from_secs(60) {

@@ -146,15 +146,7 @@ async fn sixteen_by_sixteen_jsonl_is_the_same_locally_and_on_a_server() {
             let p = SizedGrid::from_text(Shape::new(4, 4).unwrap(), &input[i]).unwrap();
             assert!(s.is_valid_solution() && p.is_kept_by(&s), "{o}");
         }
-        runs.push(
-            objects
-                .into_iter()
-                .map(|mut o| {
-                    o["stats"]["solve_time_us"] = 0.into();
-                    o
-                })
-                .collect::<Vec<_>>(),
-        );
+        runs.push(crate::support::timeless(objects));
     }
     assert_eq!(runs[0], runs[1], "--local and --server agree");
 }
@@ -221,13 +213,10 @@ async fn a_lost_servers_sixteen_by_sixteen_puzzles_go_to_the_other() {
     );
     let servers = format!("{},{}", a.url(), b.url());
     let puzzles = sixteen(40);
-    let mut child = std::process::Command::new(crate::support::sudoku_cli())
-        .args(["solve", "--server", &servers, "--batch", "4"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the sudoku binary runs");
+    let mut child = crate::support::spawn_sudoku(
+        &["solve", "--server", &servers, "--batch", "4"],
+        Stdio::piped(),
+    );
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{}", puzzles[0]).unwrap();
     stdin.flush().unwrap();

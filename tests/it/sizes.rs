@@ -554,25 +554,9 @@ async fn generate_takes_labels_ratings_symmetry_and_clues_at_every_size() {
 
 /// `sudoku solve --box` over stdin, with its arguments.
 async fn cli(args: Vec<String>, stdin: String) -> std::process::Output {
-    tokio::task::spawn_blocking(move || {
-        use std::io::Write;
-        let mut child = std::process::Command::new(crate::support::sudoku_cli())
-            .args(&args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("the sudoku binary runs");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap()
+    tokio::task::spawn_blocking(move || crate::support::sudoku_stdin(&args, &stdin))
+        .await
+        .unwrap()
 }
 
 /// The committed sets through `sudoku solve --box`, locally and on a
@@ -893,15 +877,7 @@ async fn the_cli_writes_jsonl_for_every_size() {
         );
         assert_eq!(objects[2]["line"], 3);
         assert_eq!(objects[2]["outcome"], "invalid");
-        runs.push(
-            objects
-                .into_iter()
-                .map(|mut o| {
-                    o["stats"]["solve_time_us"] = 0.into();
-                    o
-                })
-                .collect::<Vec<_>>(),
-        );
+        runs.push(crate::support::timeless(objects));
     }
     assert_eq!(runs[0], runs[1], "--local and --server agree");
 

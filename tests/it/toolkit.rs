@@ -1009,21 +1009,7 @@ async fn a_hint_from_pencil_marks_starts_where_the_marks_stand() {
 /// Runs the `sudoku` binary with `args`, `input` on its stdin: its exit
 /// code, stdout and stderr.
 fn sudoku(args: &[&str], input: &str) -> (Option<i32>, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(crate::support::sudoku_cli())
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the sudoku binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::sudoku_stdin(args, input);
     (
         out.status.code(),
         String::from_utf8(out.stdout).unwrap(),

@@ -41,6 +41,46 @@ pub fn solve_request(text: &str) -> sudoku_grpc::pb::SolveRequest {
     }
 }
 
+/// Starts `sudoku` with `args`, its stdin from `stdin`, its stdout and
+/// stderr piped.
+pub fn spawn_sudoku<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    stdin: std::process::Stdio,
+) -> std::process::Child {
+    std::process::Command::new(sudoku_cli())
+        .args(args)
+        .stdin(stdin)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the sudoku binary runs")
+}
+
+/// Runs `sudoku` with `args` and `stdin` written to it; its output.
+pub fn sudoku_stdin<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = spawn_sudoku(args, std::process::Stdio::piped());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The JSON objects of two runs, with their solving times zeroed (the
+/// only member that differs from run to run).
+pub fn timeless(objects: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+    objects
+        .into_iter()
+        .map(|mut o| {
+            o["stats"]["solve_time_us"] = 0.into();
+            o
+        })
+        .collect()
+}
+
 /// How long the tests give an event they wait for (a counter stopping, a
 /// status arriving) before calling it missing. The event is the assertion;
 /// this bound only keeps a regression from hanging, so it is generous

@@ -59,8 +59,10 @@ pub struct SizedMaker {
     puzzle: SizedGrid,
     solution: SizedGrid,
     /// The orbits of the symmetry (one cell each without one), in the
-    /// random order they are tried.
-    order: Vec<Vec<usize>>,
+    /// random order they are tried, flattened: orbit i is
+    /// `order[ends[i-1]..ends[i]]` (four bytes a cell, not a vector each).
+    order: Vec<u16>,
+    ends: Vec<u32>,
     next: usize,
     /// After the orbits, with a symmetry: the next clue to check for
     /// minimality clue by clue, and whether every one so far was needed.
@@ -167,8 +169,14 @@ impl SizedMaker {
     ) -> SizedMaker {
         let mut rng = Rng::for_attempt(seed, index, attempt);
         let solution = solution_grid(solver, shape, &mut rng);
-        let mut order = symmetry.orbits(shape.side());
-        rng.shuffle(&mut order);
+        let mut orbits = symmetry.orbits(shape.side());
+        rng.shuffle(&mut orbits);
+        let mut order = Vec::with_capacity(shape.cells());
+        let mut ends = Vec::with_capacity(orbits.len());
+        for orbit in orbits {
+            order.extend(orbit.into_iter().map(|c| c as u16));
+            ends.push(order.len() as u32);
+        }
         SizedMaker {
             puzzle: solution.clone(),
             solution,
@@ -178,6 +186,7 @@ impl SizedMaker {
             ceiling: None,
             capped: false,
             order,
+            ends,
             next: 0,
             min_clues,
             clues: shape.cells(),
@@ -212,7 +221,14 @@ impl SizedMaker {
     /// The bytes a maker of a grid of `cells` cells holds on the heap: the
     /// puzzle, its solution and the order of the clues to try.
     pub fn footprint(cells: usize) -> usize {
-        cells.saturating_mul(2 + 4 * std::mem::size_of::<Vec<usize>>())
+        cells.saturating_mul(2 + 2 + 4)
+    }
+
+    /// The cells of orbit `i` in the removal order, if there is one.
+    fn orbit(&self, i: usize) -> Option<&[u16]> {
+        let end = *self.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(&self.order[start..end])
     }
 
     /// One step: at most [`STEP_NODES`] nodes of a clue's check; `Some`
@@ -223,22 +239,23 @@ impl SizedMaker {
             return None;
         }
         // The next orbit that fits above the floor.
-        while let Some(orbit) = self.order.get(self.next)
+        while let Some(orbit) = self.orbit(self.next)
             && self.clues.saturating_sub(orbit.len()) < self.min_clues
         {
             self.next += 1;
             self.floored = true;
         }
-        if let Some(orbit) = self.order.get(self.next)
+        if let Some(orbit) = self.orbit(self.next)
             && self.spent < self.budget
         {
-            let (cell, with) = (orbit[0], orbit[1..].to_vec());
+            let cell = usize::from(orbit[0]);
+            let with = orbit[1..].iter().map(|&c| usize::from(c)).collect();
             self.next += 1;
             self.try_without(solver, cell, with, false);
             return None;
         }
         let all_tried =
-            self.next == self.order.len() && self.minimal && !self.floored && !self.capped;
+            self.next == self.ends.len() && self.minimal && !self.floored && !self.capped;
         // With a symmetry, the clues left are each checked for minimality.
         if all_tried && let Some(from) = self.probe {
             let cells = self.puzzle.shape().cells();
