@@ -37,27 +37,6 @@ fn handshake() -> Vec<u8> {
     h
 }
 
-/// Raises this process's open-file limit to its hard limit: the tests
-/// below hold up to a thousand sockets while other tests run.
-fn raise_fd_limit() {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-        let limit = getrlimit(Resource::Nofile);
-        if let (Some(current), Some(maximum)) = (limit.current, limit.maximum)
-            && current < maximum
-        {
-            let _ = setrlimit(
-                Resource::Nofile,
-                Rlimit {
-                    current: Some(maximum),
-                    maximum: Some(maximum),
-                },
-            );
-        }
-    }
-}
-
 /// `n` connections to `addr`, opened at once.
 async fn open_many(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
     join_all((0..n).map(|_| TcpStream::connect(addr)))
@@ -118,7 +97,7 @@ fn secs(d: Duration) -> String {
 
 #[tokio::test]
 async fn silent_half_and_trickling_connections_are_closed_while_clients_are_served() {
-    raise_fd_limit();
+    crate::support::raise_fd_limit();
     let metrics_addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
     // A cap high enough that no connection is displaced: every close below
     // is a deadline's.
@@ -370,7 +349,7 @@ async fn a_client_idle_between_calls_is_not_cut_by_the_header_timeout() {
 
 #[tokio::test]
 async fn silent_connections_never_lock_clients_out_under_an_fd_limit_of_256() {
-    raise_fd_limit();
+    crate::support::raise_fd_limit();
     let metrics_addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let mut server = BinaryServer::spawn_with_prefix(
         &["sh", "-c", "ulimit -n 256 && exec \"$@\"", "sh"],
@@ -693,7 +672,7 @@ async fn burst_of_connects(addr: SocketAddr, n: usize) -> (Duration, usize) {
 
 #[tokio::test]
 async fn a_thousand_simultaneous_connects_are_all_accepted_within_a_second() {
-    raise_fd_limit();
+    crate::support::raise_fd_limit();
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()
         .and_then(|s| s.trim().parse::<u32>().ok());

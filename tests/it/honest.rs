@@ -23,6 +23,7 @@ use tonic::codegen::http::{Request, StatusCode, Version, header};
 use tonic_types::StatusExt;
 
 use crate::grpc_web::{base64, frames, unbase64};
+use crate::support::SolveExt;
 use crate::support::text_grid;
 use crate::support::{CLASSIC, TestServer, bare_client, data_set};
 
@@ -73,15 +74,11 @@ async fn count_mode_with_max_solutions_1_never_calls_an_empty_grid_solved() {
     for (r, c) in shapes {
         for max in [0, 1, 2] {
             let solution = client
-                .solve(pb::SolveRequest {
+                .solved(pb::SolveRequest {
                     puzzle: Some(blank(r, c)),
                     options: count_to(max),
                 })
-                .await
-                .unwrap()
-                .into_inner()
-                .solution
-                .unwrap();
+                .await;
             assert_eq!(
                 solution.outcome(),
                 pb::Outcome::MultipleSolutions,
@@ -103,28 +100,20 @@ async fn count_mode_with_max_solutions_1_never_calls_an_empty_grid_solved() {
     }
     // Any mode still stops at the first solution, and says SOLVED.
     let any = client
-        .solve(pb::SolveRequest {
+        .solved(pb::SolveRequest {
             puzzle: Some(blank(4, 4)),
             options: None,
         })
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+        .await;
     assert_eq!(any.outcome(), pb::Outcome::Solved);
     assert_eq!(any.solution_count, 1);
     // A unique puzzle counted with max_solutions 1 is SOLVED, the only one.
     let unique = client
-        .solve(pb::SolveRequest {
+        .solved(pb::SolveRequest {
             puzzle: text(CLASSIC),
             options: count_to(1),
         })
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+        .await;
     assert_eq!(unique.outcome(), pb::Outcome::Solved);
     assert_eq!(unique.solution_count, 1);
 }

@@ -11,6 +11,7 @@ use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::solver::sized::SizedSolver;
 use sudoku_grpc::pb::{self, Outcome};
 
+use crate::support::SolveExt;
 use crate::support::TestServer;
 
 /// A grid is a solution when each row, column and box holds 1..=N once:
@@ -113,15 +114,11 @@ async fn hint_walks_and_rate_rates_every_shape() {
         let p = puzzle(shape, seed);
         let solution: Vec<u8> = {
             let s = client
-                .solve(pb::SolveRequest {
+                .solved(pb::SolveRequest {
                     puzzle: Some(wire(p.values(), shape)),
                     options: None,
                 })
-                .await
-                .unwrap()
-                .into_inner()
-                .solution
-                .unwrap();
+                .await;
             assert_eq!(s.outcome(), Outcome::Solved, "{shape}");
             s.grid.unwrap().cells.iter().map(|&v| v as u8).collect()
         };

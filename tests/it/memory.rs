@@ -351,18 +351,7 @@ async fn large_grid_siege(test: &str, batch: bool) {
     solve_classic(&mut client)
         .await
         .expect("a first Solve call");
-    let blank = pb::SolveRequest {
-        puzzle: Some(pb::Grid {
-            cells: vec![0; 64 * 64],
-            box_rows: 8,
-            box_cols: 8,
-            ..Default::default()
-        }),
-        options: Some(pb::SolveOptions {
-            mode: pb::SolveMode::Count as i32,
-            max_solutions: 1_000_000,
-        }),
-    };
+    let blank = crate::support::blank_64_count();
     let mut calls = tokio::task::JoinSet::new();
     for _ in 0..SIEGE_CONNECTIONS {
         let attacker = SudokuServiceClient::new(server.channel().await);

@@ -4,11 +4,12 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use crate::support::SolveExt;
+use crate::support::violations;
 use crate::support::{CLASSIC, CLASSIC_SOLVED, DEEP_CONTRADICTION, SETTLE, TestServer, data_set};
 use sudoku_core::puzzle::Grid;
 use sudoku_grpc::pb::{self, Outcome, SolveMode};
 use tonic::{Code, Request};
-use tonic_types::StatusExt;
 
 fn text(puzzle: &str) -> Option<pb::Grid> {
     Some(pb::Grid {
@@ -29,17 +30,6 @@ fn solve_req(puzzle: Option<pb::Grid>, options: Option<pb::SolveOptions>) -> pb:
     pb::SolveRequest { puzzle, options }
 }
 
-/// The field violations of an INVALID_ARGUMENT, as (field, description).
-fn violations(status: &tonic::Status) -> Vec<(String, String)> {
-    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
-    let details = status.get_error_details();
-    let br = details.bad_request().expect("a BadRequest detail");
-    br.field_violations
-        .iter()
-        .map(|v| (v.field.clone(), v.description.clone()))
-        .collect()
-}
-
 /// Waits until `f` holds, for at most `limit`.
 async fn eventually(limit: Duration, f: impl Fn() -> bool) -> bool {
     let start = Instant::now();
@@ -56,13 +46,7 @@ async fn eventually(limit: Duration, f: impl Fn() -> bool) -> bool {
 async fn solve_text_and_cells() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
-    let r = client
-        .solve(solve_req(text(CLASSIC), None))
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+    let r = client.solved(solve_req(text(CLASSIC), None)).await;
     assert_eq!(r.outcome(), Outcome::Solved);
     assert_eq!(r.grid.as_ref().unwrap().text, CLASSIC_SOLVED);
     assert!(
@@ -74,7 +58,7 @@ async fn solve_text_and_cells() {
 
     let cells = Grid::from_text(CLASSIC).unwrap().to_cells();
     let r = client
-        .solve(solve_req(
+        .solved(solve_req(
             Some(pb::Grid {
                 text: String::new(),
                 cells,
@@ -82,11 +66,7 @@ async fn solve_text_and_cells() {
             }),
             count(2),
         ))
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+        .await;
     assert_eq!(r.outcome(), Outcome::Solved);
     assert_eq!(
         r.grid.unwrap().cells,
@@ -238,38 +218,20 @@ async fn answers_that_are_not_errors() {
     let mut client = server.client().await;
     // Row 0 needs a 9 in its last cell, but column 8 already has one.
     let none = format!("12345678.........9{}", ".".repeat(63));
-    let r = client
-        .solve(solve_req(text(&none), None))
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+    let r = client.solved(solve_req(text(&none), None)).await;
     assert_eq!(r.outcome(), Outcome::NoSolution);
     assert!(r.grid.is_none());
     assert_eq!(r.solution_count, 0);
 
     // The empty grid: several solutions when uniqueness is asked...
     let empty = ".".repeat(81);
-    let r = client
-        .solve(solve_req(text(&empty), count(2)))
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+    let r = client.solved(solve_req(text(&empty), count(2))).await;
     assert_eq!(r.outcome(), Outcome::MultipleSolutions);
     assert_eq!(r.solution_count, 2);
     let g = Grid::from_text(&r.grid.unwrap().text).unwrap();
     assert!(g.is_valid_solution());
     // ...and SOLVED with one of them in "any" mode.
-    let r = client
-        .solve(solve_req(text(&empty), None))
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+    let r = client.solved(solve_req(text(&empty), None)).await;
     assert_eq!(r.outcome(), Outcome::Solved);
     assert!(
         Grid::from_text(&r.grid.unwrap().text)
@@ -279,12 +241,8 @@ async fn answers_that_are_not_errors() {
 
     // A full valid grid is solved at once.
     let r = client
-        .solve(solve_req(text(CLASSIC_SOLVED), count(2)))
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+        .solved(solve_req(text(CLASSIC_SOLVED), count(2)))
+        .await;
     assert_eq!(r.outcome(), Outcome::Solved);
     assert_eq!(r.stats.unwrap().guesses, 0);
 }
@@ -294,12 +252,8 @@ async fn work_budget_answers_work_limit_reached() {
     let server = TestServer::start_with(|c| c.max_nodes = 1_000, |s| s).await;
     let mut client = server.client().await;
     let r = client
-        .solve(solve_req(text(&".".repeat(81)), count(1_000_000)))
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+        .solved(solve_req(text(&".".repeat(81)), count(1_000_000)))
+        .await;
     assert_eq!(r.outcome(), Outcome::WorkLimitReached);
     assert!(r.solution_count >= 1 && r.solution_count < 1_000_000);
     assert!(r.stats.unwrap().nodes <= 1_000 + 100);
@@ -861,12 +815,8 @@ async fn deep_contradiction_really_takes_long() {
     let server = TestServer::start_with(|c| c.max_nodes = 1_000_000, |s| s).await;
     let mut client = server.client().await;
     let r = client
-        .solve(solve_req(text(DEEP_CONTRADICTION), None))
-        .await
-        .unwrap()
-        .into_inner()
-        .solution
-        .unwrap();
+        .solved(solve_req(text(DEEP_CONTRADICTION), None))
+        .await;
     assert_eq!(r.outcome(), Outcome::WorkLimitReached);
     assert_eq!(r.solution_count, 0);
     eprintln!(

@@ -47,27 +47,6 @@ enum Attack {
     TrickleHttp1,
 }
 
-/// Raises this process's open-file limit to its hard limit: the attack
-/// holds over a thousand sockets.
-fn raise_fd_limit() {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-        let limit = getrlimit(Resource::Nofile);
-        if let (Some(current), Some(maximum)) = (limit.current, limit.maximum)
-            && current < maximum
-        {
-            let _ = setrlimit(
-                Resource::Nofile,
-                Rlimit {
-                    current: Some(maximum),
-                    maximum: Some(maximum),
-                },
-            );
-        }
-    }
-}
-
 /// The first 5 bytes of a gRPC message of 100 bytes: the rest never comes
 /// in time.
 fn trickled_body() -> impl Iterator<Item = u8> {
@@ -208,7 +187,7 @@ async fn legit_solve(url: String) -> Result<Duration, String> {
 /// Runs `attack` against a default server while legitimate Solves go on;
 /// asserts that at least 90% of them succeed.
 async fn siege(attack: Attack) {
-    raise_fd_limit();
+    crate::support::raise_fd_limit();
     let server = BinaryServer::spawn(&[]).await;
     let addr = server.addr;
     let (stop_tx, stop) = watch::channel(false);

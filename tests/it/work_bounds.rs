@@ -222,18 +222,7 @@ async fn a_call_without_a_deadline_ends_at_the_servers_work_bound() {
         "Generate without a deadline"
     );
 
-    let blank = pb::SolveRequest {
-        puzzle: Some(pb::Grid {
-            cells: vec![0; 64 * 64],
-            box_rows: 8,
-            box_cols: 8,
-            ..Default::default()
-        }),
-        options: Some(pb::SolveOptions {
-            mode: pb::SolveMode::Count as i32,
-            max_solutions: 1_000_000,
-        }),
-    };
+    let blank = crate::support::blank_64_count();
     let solved = tokio::time::timeout(Duration::from_secs(60), client.solve(blank))
         .await
         .expect("Solve ended within 60 s");

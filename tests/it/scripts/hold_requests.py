@@ -31,6 +31,8 @@ import h2.events
 import h2.exceptions
 import h2.settings
 
+from protowire import varint
+
 
 def batch_message(claim):
     """A SolveBatchRequest of 1,024 items whose encoded size is about
@@ -44,18 +46,6 @@ def batch_message(claim):
         item = b"\x08" + varint(i) + b"\x12" + varint(len(grid)) + grid
         out += b"\x0a" + varint(len(item)) + item
     return bytes(out)
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 class Conn:

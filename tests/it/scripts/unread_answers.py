@@ -36,19 +36,9 @@ import h2.events
 import h2.exceptions
 import h2.settings
 
+from protowire import varint
+
 PATH = "/sudoku.v1.SudokuService/Validate"
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def field(tag, payload):

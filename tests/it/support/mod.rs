@@ -81,6 +81,82 @@ pub fn timeless(objects: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A Solve call whose answer the test expects: the solution, the test
+/// failing on any status.
+pub trait SolveExt {
+    fn solved(
+        &mut self,
+        request: sudoku_grpc::pb::SolveRequest,
+    ) -> impl std::future::Future<Output = sudoku_grpc::pb::Solution>;
+}
+
+impl SolveExt
+    for sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient<tonic::transport::Channel>
+{
+    async fn solved(
+        &mut self,
+        request: sudoku_grpc::pb::SolveRequest,
+    ) -> sudoku_grpc::pb::Solution {
+        self.solve(request)
+            .await
+            .unwrap()
+            .into_inner()
+            .solution
+            .unwrap()
+    }
+}
+
+/// The field violations of an INVALID_ARGUMENT, as (field, description).
+pub fn violations(status: &tonic::Status) -> Vec<(String, String)> {
+    use tonic_types::StatusExt;
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    let details = status.get_error_details();
+    let br = details.bad_request().expect("a BadRequest detail");
+    br.field_violations
+        .iter()
+        .map(|v| (v.field.clone(), v.description.clone()))
+        .collect()
+}
+
+/// Raises this process's open-file limit to its hard limit: the attack
+/// tests hold up to a thousand sockets while other tests run.
+pub fn raise_fd_limit() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+        let limit = getrlimit(Resource::Nofile);
+        if let (Some(current), Some(maximum)) = (limit.current, limit.maximum)
+            && current < maximum
+        {
+            let _ = setrlimit(
+                Resource::Nofile,
+                Rlimit {
+                    current: Some(maximum),
+                    maximum: Some(maximum),
+                },
+            );
+        }
+    }
+}
+
+/// A count to a million of the blank 64x64 grid: far more work than any
+/// budget allows.
+pub fn blank_64_count() -> sudoku_grpc::pb::SolveRequest {
+    use sudoku_grpc::pb;
+    pb::SolveRequest {
+        puzzle: Some(pb::Grid {
+            cells: vec![0; 64 * 64],
+            box_rows: 8,
+            box_cols: 8,
+            ..Default::default()
+        }),
+        options: Some(pb::SolveOptions {
+            mode: pb::SolveMode::Count as i32,
+            max_solutions: 1_000_000,
+        }),
+    }
+}
+
 /// How long the tests give an event they wait for (a counter stopping, a
 /// status arriving) before calling it missing. The event is the assertion;
 /// this bound only keeps a regression from hanging, so it is generous
