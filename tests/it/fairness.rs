@@ -25,16 +25,7 @@ const FLOOD_CALLS: usize = 200;
 /// Probes of the other connection, spread over the flood.
 const PROBES: usize = 10;
 
-fn solve_req(puzzle: &str) -> pb::SolveRequest {
-    pb::SolveRequest {
-        puzzle: Some(pb::Grid {
-            text: puzzle.to_string(),
-            cells: vec![],
-            ..Default::default()
-        }),
-        options: None,
-    }
-}
+use crate::support::solve_request as solve_req;
 
 /// The median and the largest of `times`.
 fn median_max(times: &mut [Duration]) -> (Duration, Duration) {

@@ -194,16 +194,7 @@ async fn web_call(
     }
 }
 
-fn solve_request(puzzle: &str) -> pb::SolveRequest {
-    pb::SolveRequest {
-        puzzle: Some(pb::Grid {
-            text: puzzle.to_string(),
-            cells: vec![],
-            ..Default::default()
-        }),
-        options: None,
-    }
-}
+use crate::support::solve_request;
 
 fn stream_request(puzzles: &[(u64, String)]) -> pb::SolveStreamRequest {
     pb::SolveStreamRequest {

@@ -513,8 +513,13 @@ fn puzzles_and_solutions() -> Vec<(Grid, Grid)> {
 }
 
 fn marks_of(state: &Candidates) -> Option<pb::Candidates> {
+    marks_on_wire(state.masks())
+}
+
+/// Pencil marks on the wire.
+fn marks_on_wire(masks: &[u64]) -> Option<pb::Candidates> {
     Some(pb::Candidates {
-        masks: state.masks().iter().map(|&m| m as u32).collect(),
+        masks: masks.iter().map(|&m| m as u32).collect(),
         wide_masks: Vec::new(),
     })
 }
@@ -537,10 +542,7 @@ async fn a_hint_from_marks_that_exclude_the_solution_digit_names_the_cell_and_di
             let r = client
                 .hint(pb::HintRequest {
                     puzzle: text(&puzzle.to_string()),
-                    candidates: Some(pb::Candidates {
-                        masks: masks.iter().map(|&m| m as u32).collect(),
-                        wide_masks: Vec::new(),
-                    }),
+                    candidates: marks_on_wire(&masks),
                 })
                 .await
                 .unwrap()
@@ -630,10 +632,7 @@ async fn hint_from_marks_that_exclude_the_solution_gave_a_wrong_step() {
                 let r = client
                     .hint(pb::HintRequest {
                         puzzle: text(&puzzle.to_string()),
-                        candidates: Some(pb::Candidates {
-                            masks: masks.iter().map(|&m| m as u32).collect(),
-                            wide_masks: Vec::new(),
-                        }),
+                        candidates: marks_on_wire(&masks),
                     })
                     .await
                     .unwrap()

@@ -194,32 +194,24 @@ async fn hint_walks_and_rate_rates_every_shape() {
                     step.explanation
                 );
             }
+            // Placements must be the solution's digits, in cells the
+            // explanation names; eliminations must spare them.
+            let why = |what: &str| format!("{shape}: {what}: {}", step.explanation);
             for p in &step.placements {
-                let cell = p.cell as usize;
-                assert_eq!(
-                    p.digit as u8, solution[cell],
-                    "{shape}: {}",
-                    step.explanation
-                );
-                assert!(
-                    named.contains(&(cell / n + 1, cell % n + 1)),
-                    "{shape}: the explanation names the cell it fills: {}",
-                    step.explanation
-                );
-                values[cell] = p.digit as u8;
+                let (cell, d) = (p.cell as usize, p.digit as u8);
+                assert_eq!(d, solution[cell], "{}", why("a wrong digit"));
+                let at = (cell / n + 1, cell % n + 1);
+                assert!(named.contains(&at), "{}", why("the filled cell unnamed"));
+                values[cell] = d;
                 marks[cell] = 0;
                 for x in peers(cell, r, c) {
-                    marks[x] &= !(1u64 << (p.digit - 1));
+                    marks[x] &= !(1u64 << (d - 1));
                 }
             }
             for e in &step.eliminations {
-                let cell = e.cell as usize;
-                assert_ne!(
-                    e.digit as u8, solution[cell],
-                    "{shape}: {} removes the solution's digit",
-                    step.explanation
-                );
-                marks[cell] &= !(1u64 << (e.digit - 1));
+                let (cell, d) = (e.cell as usize, e.digit as u8);
+                assert_ne!(d, solution[cell], "{}", why("the solution's digit removed"));
+                marks[cell] &= !(1u64 << (d - 1));
             }
             used.insert(step.technique_name.clone());
             steps += 1;

@@ -110,14 +110,7 @@ async fn solve_classic(
     client: &mut SudokuServiceClient<tonic::transport::Channel>,
 ) -> Result<(), String> {
     let started = Instant::now();
-    let call = client.solve(pb::SolveRequest {
-        puzzle: Some(pb::Grid {
-            text: CLASSIC.to_string(),
-            cells: vec![],
-            ..Default::default()
-        }),
-        options: None,
-    });
+    let call = client.solve(crate::support::solve_request(CLASSIC));
     match tokio::time::timeout(Duration::from_secs(5), call).await {
         Err(_) => Err(format!("no answer in {:?}", started.elapsed())),
         Ok(Err(status)) => Err(format!("{:?}: {}", status.code(), status.message())),

@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient;
-use sudoku_grpc::pb::{Grid, SolveRequest};
 use tonic::Request;
 
 use crate::support::{BinaryServer, CLASSIC, data_set, python_venv, repo, run, skip};
@@ -238,14 +237,7 @@ async fn server_spans_continue_the_python_clients_trace_and_survive_the_collecto
     let mut solver = SudokuServiceClient::new(server.channel().await);
     let started = Instant::now();
     for i in 0..200u32 {
-        let mut request = Request::new(SolveRequest {
-            puzzle: Some(Grid {
-                text: CLASSIC.to_string(),
-                cells: vec![],
-                ..Default::default()
-            }),
-            options: None,
-        });
+        let mut request = Request::new(crate::support::solve_request(CLASSIC));
         let traceparent = format!("00-{trace_id}-{:016x}-01", u64::from(i) + 1);
         request
             .metadata_mut()
@@ -289,14 +281,7 @@ async fn queued_spans_are_flushed_on_sigterm_and_the_sampler_is_honoured() {
     let unsampled = "00-1af7651916cd43dd8448eb211c80319c-c7ad6b7169203331-00";
     let mut solver = SudokuServiceClient::new(server.channel().await);
     for traceparent in [Some(sampled), Some(unsampled), None] {
-        let mut request = Request::new(SolveRequest {
-            puzzle: Some(Grid {
-                text: CLASSIC.to_string(),
-                cells: vec![],
-                ..Default::default()
-            }),
-            options: None,
-        });
+        let mut request = Request::new(crate::support::solve_request(CLASSIC));
         if let Some(tp) = traceparent {
             request
                 .metadata_mut()

@@ -126,11 +126,7 @@ async fn sixteen_by_sixteen_jsonl_is_the_same_locally_and_on_a_server() {
         args.extend(how);
         let out = solve("jsonl-16", args, text.clone()).await;
         assert_eq!(out.status.code(), Some(1), "{out:?}");
-        let objects: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e} in {l}")))
-            .collect();
+        let objects = crate::support::json_lines(&out.stdout);
         assert_eq!(objects.len(), input.len(), "{objects:?}");
         for (i, o) in objects.iter().enumerate() {
             assert_eq!(o["line"], i + 1);

@@ -836,11 +836,7 @@ async fn the_cli_writes_jsonl_for_every_size() {
         }
         let out = cli(args, input.clone()).await;
         assert_eq!(out.status.code(), Some(1), "{out:?}");
-        let objects: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e} in {l}")))
-            .collect();
+        let objects = crate::support::json_lines(&out.stdout);
         assert_eq!(objects.len(), 3, "{objects:?}");
         assert_eq!(objects[0]["line"], 1);
         assert_eq!(objects[0]["box"], "2x3");

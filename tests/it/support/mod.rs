@@ -69,6 +69,15 @@ pub fn sudoku_stdin<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: &str) -> std::
     child.wait_with_output().unwrap()
 }
 
+/// The JSON objects of a run's `--output jsonl`, one a line.
+pub fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8(stdout.to_vec())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e} in {l}")))
+        .collect()
+}
+
 /// The JSON objects of two runs, with their solving times zeroed (the
 /// only member that differs from run to run).
 pub fn timeless(objects: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
