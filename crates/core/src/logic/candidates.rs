@@ -174,6 +174,10 @@ pub struct Candidates {
     layout: Arc<Layout>,
     values: Vec<u8>,
     masks: Vec<u64>,
+    /// Cells without a digit.
+    open: usize,
+    /// The digits placed in each unit.
+    placed: Vec<u64>,
 }
 
 impl PartialEq for Candidates {
@@ -208,6 +212,8 @@ impl Candidates {
         let mut c = Candidates {
             values: vec![0; n * n],
             masks: vec![all; n * n],
+            open: n * n,
+            placed: vec![0; 3 * n],
             layout,
         };
         // The digits each unit holds: a blank cell's peers hold the union
@@ -217,6 +223,7 @@ impl Candidates {
             if v != 0 && usize::from(v) <= n {
                 c.values[cell] = v;
                 c.masks[cell] = 0;
+                c.open -= 1;
                 for u in c.layout.units_of(cell) {
                     used[u as usize] |= bit(v);
                 }
@@ -228,6 +235,7 @@ impl Candidates {
                 c.masks[cell] = all & !(used[r as usize] | used[k as usize] | used[b as usize]);
             }
         }
+        c.placed = used;
         c
     }
 
@@ -301,11 +309,21 @@ impl Candidates {
     /// Places digit `d` in `cell`.
     #[inline]
     pub fn place(&mut self, cell: usize, d: u8) {
+        let layout = &*self.layout;
+        let units = layout.units_of(cell);
+        match self.values[cell] {
+            0 => self.open -= 1,
+            old => {
+                for u in units {
+                    self.placed[u as usize] &= !bit(old);
+                }
+            }
+        }
         self.values[cell] = d;
         self.masks[cell] = 0;
         let b = !bit(d);
-        let layout = &*self.layout;
-        for u in layout.units_of(cell) {
+        for u in units {
+            self.placed[u as usize] |= bit(d);
             for &p in layout.unit(u as usize) {
                 self.masks[p as usize] &= b;
             }
@@ -390,7 +408,7 @@ impl Candidates {
 
     /// True when every cell holds a digit.
     pub fn is_solved(&self) -> bool {
-        self.values.iter().all(|&v| v != 0)
+        self.open == 0
     }
 
     /// The first open cell left with no candidate, if any: the state has
@@ -402,14 +420,7 @@ impl Candidates {
     /// The digits placed in unit `u` as a mask.
     #[inline]
     pub(crate) fn placed_in(&self, u: usize) -> u64 {
-        let mut m = 0;
-        for &cell in self.layout.unit(u) {
-            let v = self.values[cell as usize];
-            if v != 0 {
-                m |= bit(v);
-            }
-        }
-        m
+        self.placed[u]
     }
 }
 

@@ -267,18 +267,20 @@ impl Finder {
     fn full_house(&mut self, c: &Candidates) -> bool {
         let l = c.layout();
         let n = l.n();
+        let values = c.values();
         for u in 0..l.unit_count() {
-            let mut open = 0;
-            let mut cell = 0;
-            for &x in l.unit(u) {
-                if c.value(x as usize) == 0 {
-                    open += 1;
-                    cell = x as usize;
-                }
-            }
-            if open != 1 {
+            // A unit with all digits but one placed has one open cell.
+            if c.placed_in(u).count_ones() as usize + 1 != n {
                 continue;
             }
+            let Some(cell) = l
+                .unit(u)
+                .iter()
+                .map(|&x| x as usize)
+                .find(|&x| values[x] == 0)
+            else {
+                continue;
+            };
             let missing = all_digits(n) & !c.placed_in(u);
             if missing.count_ones() != 1 || c.mask(cell) & missing == 0 {
                 continue;
