@@ -143,6 +143,19 @@ pub(crate) struct Finder {
     /// marks it stale).
     places: Vec<u64>,
     places_ready: bool,
+    colouring: Colouring,
+}
+
+/// Simple colouring's per-cell tables, kept between calls: each cell's
+/// conjugate partners (at most one a unit), its colour (0 none, 1 on, 2
+/// off), each unit's count of cells of each colour, and the colours of the
+/// chain cells each cell sees (bits 1 and 2). All clean between calls.
+#[derive(Default)]
+struct Colouring {
+    adj: Vec<[u16; 3]>,
+    colour: Vec<u8>,
+    per_unit: Vec<[u8; 2]>,
+    sees: Vec<u8>,
 }
 
 /// The low `k` bits.
@@ -163,6 +176,7 @@ impl Finder {
             masks: Vec::new(),
             places: Vec::new(),
             places_ready: false,
+            colouring: Colouring::default(),
         }
     }
 
@@ -706,9 +720,11 @@ impl Finder {
     /// The cells holding `d` that see every cell of `seen` (and are none of
     /// them), ascending.
     fn seeing_all(l: &Layout, c: &Candidates, d: u8, seen: &[usize]) -> Vec<usize> {
-        let mut out = Vec::new();
-        l.sorted_peers(seen[0], &mut out);
-        out.retain(|&x| c.mask(x) & bit(d) != 0 && seen[1..].iter().all(|&s| l.sees(x, s)));
+        let mut out: Vec<usize> = l
+            .peers(seen[0])
+            .filter(|&x| c.mask(x) & bit(d) != 0 && seen[1..].iter().all(|&s| l.sees(x, s)))
+            .collect();
+        out.sort_unstable();
         out
     }
 
@@ -878,13 +894,31 @@ impl Finder {
         let l = c.layout();
         let n = l.n();
         let cells = n * n;
-        // Each cell's conjugate partners (at most one per unit).
-        let mut adj = vec![[u16::MAX; 3]; cells];
-        // 0 uncoloured, 1 on, 2 off; per unit, cells of each colour seen.
-        let mut colour = vec![0u8; cells];
-        let mut per_unit = vec![[0u8; 2]; 3 * n];
-        // Per cell, the colours (bits 1 and 2) of the chain cells it sees.
-        let mut sees = vec![0u8; cells];
+        // The scratch, kept between calls and left clean by each.
+        let mut scratch = std::mem::take(&mut self.colouring);
+        if scratch.colour.len() != cells {
+            scratch = Colouring {
+                adj: vec![[u16::MAX; 3]; cells],
+                colour: vec![0; cells],
+                per_unit: vec![[0; 2]; 3 * n],
+                sees: vec![0; cells],
+            };
+        }
+        let found = self.colour_digits(c, &mut scratch);
+        self.colouring = scratch;
+        found
+    }
+
+    /// [`Finder::simple_coloring`] with its scratch.
+    fn colour_digits(&mut self, c: &Candidates, scratch: &mut Colouring) -> bool {
+        let l = c.layout();
+        let n = l.n();
+        let Colouring {
+            adj,
+            colour,
+            per_unit,
+            sees,
+        } = scratch;
         let mut pair = Vec::new();
         for d in 1..=n as u8 {
             let mut linked = Vec::new();
@@ -932,7 +966,7 @@ impl Finder {
                 }
                 chain.sort_unstable();
                 if !odd {
-                    found = self.colour_step(c, d, &chain, &colour, &mut per_unit, &mut sees);
+                    found = self.colour_step(c, d, &chain, colour, per_unit, sees);
                 }
                 if found {
                     break;
