@@ -13,10 +13,9 @@ use tracing::Instrument;
 
 use super::budget::{AnswerCharge, Charge, Purpose, Share};
 use super::convert::{
-    AnyGrid, Form, HINT_ANSWER_BYTES, Job, MAX_LISTED_CONFLICTS, RATE_ANSWER_BYTES, SizedJob,
-    cells_to_pb, conflicts_to_pb, deadline_of, parse_any, parse_candidates, parse_generate,
-    parse_limit, rating_to_pb, read_any, sized_conflicts_to_pb, sized_stuck_cells, step_to_pb,
-    validate_answer_bound,
+    AnyGrid, Form, HINT_ANSWER_BYTES, Job, RATE_ANSWER_BYTES, SizedJob, conflicts_to_pb,
+    deadline_of, parse_any, parse_candidates, parse_generate, parse_limit, rating_to_pb, read_any,
+    step_to_pb, validate_answer_bound,
 };
 use super::generate::GenerateStream;
 use super::schedule::count_failure;
@@ -28,7 +27,6 @@ use crate::telemetry::traces;
 use sudoku_core::logic::{self, Candidates};
 use sudoku_core::puzzle::error::check_kept;
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
-use sudoku_core::puzzle::validate;
 
 impl Sudoku {
     /// Answers one Solve request: refuses it while draining, validates it,
@@ -602,16 +600,15 @@ fn sized_charge(share: Option<&Share>, grid: &SizedGrid) -> Result<Option<Charge
 /// first conflicts and their count, and the blank cells left without a
 /// candidate; the search's fields are left for the caller.
 fn scan(puzzle: &AnyGrid, current: Option<&AnyGrid>) -> pb::ValidateResponse {
-    let scanned = |g: &AnyGrid| match g {
-        AnyGrid::Nine(g, _) => {
-            let c = validate::conflicts(g, MAX_LISTED_CONFLICTS);
-            let stuck = validate::cells_without_candidates(g);
-            (conflicts_to_pb(&c.first), c.total, cells_to_pb(&stuck))
-        }
-        AnyGrid::Sized(g, _) => {
-            let (conflicts, total) = sized_conflicts_to_pb(g);
-            (conflicts, total, sized_stuck_cells(g))
-        }
+    // One scan for every shape (a 9x9 grid read as the sized model).
+    let scanned = |g: &AnyGrid| {
+        let g = match g {
+            AnyGrid::Nine(g, _) => SizedGrid::from_grid(g),
+            AnyGrid::Sized(g, _) => g.clone(),
+        };
+        let (conflicts, total) = conflicts_to_pb(&g);
+        let stuck = g.cells_without_candidates().into_iter();
+        (conflicts, total, stuck.map(|i| i as u32).collect())
     };
     let (conflicts, conflict_count, no_candidate_cells) = scanned(puzzle);
     let mut response = pb::ValidateResponse {
@@ -675,6 +672,7 @@ fn tenant_of<T>(request: &Request<T>) -> Tenant {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::convert::MAX_LISTED_CONFLICTS;
     use crate::service::{Budget, Limits};
     use tokio_util::sync::CancellationToken;
 

@@ -12,8 +12,7 @@ use sudoku_core::generate::sized::{SizedFound, SizedOptions};
 use sudoku_core::generate::{self, Generated, Symmetry, Target};
 use sudoku_core::logic::{Label, Rating, Step, Technique, UnitRef};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid, UnitKind};
-use sudoku_core::puzzle::validate::Conflict;
-use sudoku_core::puzzle::{CELLS, Cell, Grid, Unit};
+use sudoku_core::puzzle::{CELLS, Grid, Unit};
 use sudoku_core::solver::sized::SizedAnswer;
 use sudoku_core::solver::{Answer, Verdict};
 
@@ -419,22 +418,9 @@ fn unit_ref_to_pb(unit: UnitRef) -> pb::Unit {
     })
 }
 
-/// Conflicts on the wire.
-pub(super) fn conflicts_to_pb(found: &[Conflict]) -> Vec<pb::Conflict> {
-    found
-        .iter()
-        .map(|c| pb::Conflict {
-            first: c.first.0 as u32,
-            second: c.second.0 as u32,
-            unit: Some(unit_to_pb(c.unit)),
-            digit: u32::from(c.digit),
-        })
-        .collect()
-}
-
-/// The conflicts of a sized grid on the wire: the first
+/// The conflicts of a grid of any shape on the wire: the first
 /// [`MAX_LISTED_CONFLICTS`], and how many there are.
-pub(super) fn sized_conflicts_to_pb(grid: &SizedGrid) -> (Vec<pb::Conflict>, u32) {
+pub(super) fn conflicts_to_pb(grid: &SizedGrid) -> (Vec<pb::Conflict>, u32) {
     let (listed, total) = grid.conflicts(MAX_LISTED_CONFLICTS);
     let listed = listed
         .into_iter()
@@ -453,41 +439,6 @@ pub(super) fn sized_conflicts_to_pb(grid: &SizedGrid) -> (Vec<pb::Conflict>, u32
         })
         .collect();
     (listed, total)
-}
-
-/// The blank cells of a sized grid whose row, column and box hold every
-/// value between them, on the wire.
-pub(super) fn sized_stuck_cells(grid: &SizedGrid) -> Vec<u32> {
-    let shape = grid.shape();
-    let n = shape.side();
-    let values = grid.values();
-    let bit = |v: u8| {
-        if v == 0 || usize::from(v) > n {
-            0
-        } else {
-            1u64 << (v - 1)
-        }
-    };
-    let mut used = vec![0u64; 3 * n];
-    for (i, &v) in values.iter().enumerate() {
-        let (r, c) = (i / n, i % n);
-        used[r] |= bit(v);
-        used[n + c] |= bit(v);
-        used[2 * n + shape.box_of(r, c)] |= bit(v);
-    }
-    let full = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-    (0..values.len())
-        .filter(|&i| {
-            let (r, c) = (i / n, i % n);
-            values[i] == 0 && (used[r] | used[n + c] | used[2 * n + shape.box_of(r, c)]) == full
-        })
-        .map(|i| i as u32)
-        .collect()
-}
-
-/// Cells on the wire.
-pub(super) fn cells_to_pb(cells: &[Cell]) -> Vec<u32> {
-    cells.iter().map(|c| c.0 as u32).collect()
 }
 
 /// A technique on the wire: the enum value of the same stable name

@@ -382,6 +382,36 @@ impl SizedGrid {
         (found, total)
     }
 
+    /// The blank cells whose row, column and box hold every value between
+    /// them, in cell order (row-major indices). Only the values in the grid
+    /// count, so the answer is the same whoever asks.
+    pub fn cells_without_candidates(&self) -> Vec<usize> {
+        let shape = self.shape;
+        let n = shape.side();
+        let bit = |v: u8| {
+            if v == 0 || usize::from(v) > n {
+                0
+            } else {
+                1u64 << (v - 1)
+            }
+        };
+        let mut used = vec![0u64; 3 * n];
+        for (i, &v) in self.cells.iter().enumerate() {
+            let (r, c) = (i / n, i % n);
+            used[r] |= bit(v);
+            used[n + c] |= bit(v);
+            used[2 * n + shape.box_of(r, c)] |= bit(v);
+        }
+        let full = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        (0..self.cells.len())
+            .filter(|&i| {
+                let (r, c) = (i / n, i % n);
+                let seen = used[r] | used[n + c] | used[2 * n + shape.box_of(r, c)];
+                self.cells[i] == 0 && seen == full
+            })
+            .collect()
+    }
+
     /// True when every row, column and box holds each of 1..=N exactly
     /// once. A plain count per unit, independent of the solver: the check
     /// of its answers.

@@ -5,6 +5,7 @@
 //! a unit, every blank cell's peers); whether the puzzle has one solution is
 //! for the engine (the service asks it).
 
+use super::sized::SizedGrid;
 use super::{CELLS, Cell, Grid, Unit};
 
 /// Two cells of one unit holding the same digit.
@@ -18,16 +19,6 @@ pub struct Conflict {
     pub unit: Unit,
     /// The digit both hold, 1-9.
     pub digit: u8,
-}
-
-/// The cells of unit `index` of `kind` (0 rows, 1 columns, 2 boxes), in
-/// row-major order.
-fn unit_cells(kind: usize, index: usize) -> [usize; 9] {
-    std::array::from_fn(|k| match kind {
-        0 => index * 9 + k,
-        1 => k * 9 + index,
-        _ => (index / 3 * 3 + k / 3) * 9 + index % 3 * 3 + k % 3,
-    })
 }
 
 /// The conflicts of a grid: the first ones listed, and how many there are.
@@ -48,61 +39,19 @@ pub struct Conflicts {
 /// make k(k-1)/2 pairs), and the listing stops at `max`: the work is a scan
 /// of the grid, however many pairs it holds.
 pub fn conflicts(grid: &Grid, max: usize) -> Conflicts {
-    let mut found = Conflicts::default();
-    for kind in 0..3 {
-        for index in 0..9 {
-            let cells = unit_cells(kind, index);
-            let mut tally = [0u32; 10];
-            for &i in &cells {
-                if let Some(t) = tally.get_mut(usize::from(grid.0[i])) {
-                    *t += 1;
-                }
-            }
-            found.total += tally[1..]
-                .iter()
-                .map(|&k| k * k.saturating_sub(1) / 2)
-                .sum::<u32>();
-            if found.first.len() < max && tally[1..].iter().any(|&k| k > 1) {
-                list_unit(grid, kind, index, &cells, max, &mut found.first);
-            }
-        }
-    }
-    found
-}
-
-/// Lists the pairs of unit `index` of `kind` (its `cells`) into `found`,
-/// until it holds `max`.
-fn list_unit(
-    grid: &Grid,
-    kind: usize,
-    index: usize,
-    cells: &[usize; 9],
-    max: usize,
-    found: &mut Vec<Conflict>,
-) {
-    for (a, &i) in cells.iter().enumerate() {
-        let d = grid.0[i];
-        if !(1..=9).contains(&d) {
-            continue;
-        }
-        for &j in &cells[a + 1..] {
-            if grid.0[j] != d {
-                continue;
-            }
-            if found.len() == max {
-                return;
-            }
-            found.push(Conflict {
-                first: Cell(i.min(j)),
-                second: Cell(i.max(j)),
-                unit: match kind {
-                    0 => Unit::Row(index),
-                    1 => Unit::Column(index),
-                    _ => Unit::Box(index),
-                },
-                digit: d,
-            });
-        }
+    // One scan for every shape: the 9x9 grid's is the sized grid's.
+    let (listed, total) = SizedGrid::from_grid(grid).conflicts(max);
+    Conflicts {
+        first: listed
+            .into_iter()
+            .map(|(kind, index, a, b, digit)| Conflict {
+                first: Cell(a.index.min(b.index)),
+                second: Cell(a.index.max(b.index)),
+                unit: Unit::new(kind, index),
+                digit,
+            })
+            .collect(),
+        total,
     }
 }
 
@@ -110,18 +59,10 @@ fn list_unit(
 /// them, in cell order. Only the digits in the grid count (no further
 /// reasoning), so the answer is the same whoever asks.
 pub fn cells_without_candidates(grid: &Grid) -> Vec<Cell> {
-    let (mut rows, mut cols, mut boxes) = ([0u16; 9], [0u16; 9], [0u16; 9]);
-    for (i, &d) in grid.0.iter().enumerate() {
-        if (1..=9).contains(&d) {
-            let c = Cell(i);
-            rows[c.row()] |= 1 << d;
-            cols[c.col()] |= 1 << d;
-            boxes[c.boxx()] |= 1 << d;
-        }
-    }
-    (0..CELLS)
+    SizedGrid::from_grid(grid)
+        .cells_without_candidates()
+        .into_iter()
         .map(Cell)
-        .filter(|&c| grid.0[c.0] == 0 && rows[c.row()] | cols[c.col()] | boxes[c.boxx()] == 0x3fe)
         .collect()
 }
 
