@@ -17,7 +17,7 @@
 //! tried: the puzzle made so far is unique (every clue taken away was
 //! checked), with more clues than it needs, and reported not minimal.
 //!
-//! With a symmetry ([`SizedMaker::with_symmetry`]) clues go by orbits: an
+//! With a symmetry ([`SizedMaker::attempt`]) clues go by orbits: an
 //! orbit of several cells is taken away when the puzzle without it still
 //! counts one solution. The puzzle is then minimal as to orbits, and each
 //! clue is checked after for `minimal` (clue by clue).
