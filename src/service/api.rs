@@ -207,10 +207,11 @@ impl Sudoku {
         }
         let (state, step) = self
             .on_pool(tenant, deadline, move || {
-                let step = logic::hint(&state);
+                let step = logic::hint_while(&state, in_time(deadline));
                 (state, step)
             })
             .await?;
+        let step = step.map_err(|_| Failure::DeadlineExceeded)?;
         if let Some(step) = step {
             return Ok(pb::HintResponse {
                 step: Some(step_to_pb(&step)),
@@ -293,8 +294,7 @@ impl Sudoku {
         let guesses = counted.stats.map_or(0, |s| s.guesses);
         let rating = self
             .on_pool(tenant, deadline, move || {
-                let before = |d: Instant| Instant::now() < d;
-                logic::rating_while(state, guesses, || deadline.is_none_or(before))
+                logic::rating_while(state, guesses, in_time(deadline))
             })
             .await?
             .ok_or(Failure::DeadlineExceeded)?;
@@ -625,6 +625,12 @@ fn scan(puzzle: &AnyGrid, current: Option<&AnyGrid>) -> pb::ValidateResponse {
         response.current_no_candidate_cells = stuck;
     }
     response
+}
+
+/// Whether `deadline` (none: no bound) is still ahead: the check the
+/// logical solver makes between its steps.
+fn in_time(deadline: Option<Instant>) -> impl Fn() -> bool {
+    move || deadline.is_none_or(|d| Instant::now() < d)
 }
 
 /// Validate's refusal of a current grid whose shape is not the puzzle's.

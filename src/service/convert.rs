@@ -542,7 +542,7 @@ pub(super) fn parse_candidates(
         ));
     }
     let n = shape.side();
-    let all = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let all = sudoku_core::puzzle::sized::value_mask(n);
     if let Some(i) = masks.iter().position(|&m| m & !all != 0) {
         return Err(violation(
             format!("{field}.{name}[{i}]"),

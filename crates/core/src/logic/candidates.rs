@@ -10,14 +10,9 @@
 use std::sync::{Arc, OnceLock};
 
 use super::LogicError;
+pub(crate) use crate::puzzle::sized::value_mask as all_digits;
 use crate::puzzle::sized::{Shape, SizedGrid, UnitKind};
 use crate::puzzle::{CELLS, Grid};
-
-/// The digits 1..=n as a mask.
-#[inline]
-pub(crate) fn all_digits(n: usize) -> u64 {
-    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
-}
 
 /// The bit of digit `d` (1..=64).
 #[inline]

@@ -398,12 +398,35 @@ pub enum LogicError {
 /// technique that applies. None when none applies, or when the state has an
 /// open cell without candidates. See [`search_step`] for a fallback.
 pub fn hint(state: &Candidates) -> Option<Step> {
+    hint_while(state, || true).unwrap_or(None)
+}
+
+/// [`hint`], asking `go_on` before each technique: `Err(Stopped)` when it
+/// said stop (the service's deadline: on a 64x64 grid one pass of the
+/// techniques is thousands of unit scans).
+pub fn hint_while(
+    state: &Candidates,
+    mut go_on: impl FnMut() -> bool,
+) -> Result<Option<Step>, Stopped> {
     if state.dead_cell().is_some() {
-        return None;
+        return Ok(None);
     }
     let mut finder = techniques::Finder::new(true);
-    next_step(state, &mut finder).map(|_| finder.step)
+    finder.reset();
+    for &t in Technique::ALL {
+        if !go_on() {
+            return Err(Stopped);
+        }
+        if finder.find(t, state) {
+            return Ok(Some(finder.step));
+        }
+    }
+    Ok(None)
 }
+
+/// A search for a step stopped before its end (see [`hint_while`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
 
 /// The fallback when [`hint`] finds nothing: the solution's digit for the
 /// open cell with the fewest candidates (the lowest such cell), taken from

@@ -8,6 +8,7 @@ use std::fmt::{self, Write};
 
 use super::candidates::{Layout, all_digits, bit, bits_of, digits_of};
 use super::{Candidates, Step, Technique, UnitRef};
+use crate::puzzle::sized::value_mask;
 
 /// A cell as people write it: r3c5 (both from 1).
 struct Rc(usize, usize);
@@ -156,12 +157,6 @@ struct Colouring {
     colour: Vec<u8>,
     per_unit: Vec<[u8; 2]>,
     sees: Vec<u8>,
-}
-
-/// The low `k` bits.
-#[inline]
-fn low(k: usize) -> u64 {
-    if k >= 64 { u64::MAX } else { (1u64 << k) - 1 }
 }
 
 impl Finder {
@@ -417,11 +412,11 @@ impl Finder {
                 let first = p.trailing_zeros() as usize;
                 let (lr, lc) = (first / bc, first % bc);
                 // The box's local row lr, and its local column lc.
-                let row_bits = low(bc) << (lr * bc);
+                let row_bits = value_mask(bc) << (lr * bc);
                 let col_bits = (0..br).fold(0u64, |m, k| m | 1 << (k * bc + lc));
                 let lines = [
-                    (p & !row_bits == 0, r0 + lr, low(bc) << c0),
-                    (p & !col_bits == 0, n + c0 + lc, low(br) << r0),
+                    (p & !row_bits == 0, r0 + lr, value_mask(bc) << c0),
+                    (p & !col_bits == 0, n + c0 + lc, value_mask(br) << r0),
                 ];
                 for (inside, line, in_box) in lines {
                     if !inside {
@@ -476,11 +471,11 @@ impl Finder {
                     continue;
                 }
                 let k = p.trailing_zeros() as usize / seg;
-                if p & !(low(seg) << (k * seg)) != 0 {
+                if p & !(value_mask(seg) << (k * seg)) != 0 {
                     continue;
                 }
                 let (b, on_line) = if is_row {
-                    (i / br * per_band + k, low(bc) << (i % br * bc))
+                    (i / br * per_band + k, value_mask(bc) << (i % br * bc))
                 } else {
                     let lc = i % bc;
                     let bits = (0..br).fold(0u64, |m, r| m | 1 << (r * bc + lc));

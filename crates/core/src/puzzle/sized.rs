@@ -16,6 +16,12 @@ use super::{At, CELLS, Grid, PuzzleError, Unit};
 /// The largest side supported: a candidate set is one `u64`.
 pub const MAX_SIDE: usize = 64;
 
+/// The values 1..=n as a mask (bit v-1 for value v): the candidates of an
+/// open cell of a side-`n` grid before any value is placed.
+pub fn value_mask(n: usize) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
 /// The largest side the text form can carry: '1'-'9' and 'A'-'Z'.
 pub const MAX_TEXT_SIDE: usize = 35;
 
@@ -402,7 +408,7 @@ impl SizedGrid {
             used[n + c] |= bit(v);
             used[2 * n + shape.box_of(r, c)] |= bit(v);
         }
-        let full = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        let full = value_mask(n);
         (0..self.cells.len())
             .filter(|&i| {
                 let (r, c) = (i / n, i % n);

@@ -35,7 +35,7 @@
 //! and the time about 28-fold.
 
 use super::{Progress, Stats};
-use crate::puzzle::sized::{Shape, SizedGrid, UnitKind};
+use crate::puzzle::sized::{Shape, SizedGrid, UnitKind, value_mask};
 
 /// What a sized search found, and whether it finished; the solution is
 /// [`SizedSolver::solution`].
@@ -219,7 +219,7 @@ impl SizedSolver {
             self.reshape(puzzle.shape());
         }
         let (n, cells) = (self.n, self.cells);
-        let full = full(n);
+        let full = value_mask(n);
         self.words[..cells].fill(full);
         self.words[cells..].fill(0);
         self.words[2 * cells + 3 * n] = cells as u64;
@@ -481,7 +481,7 @@ impl SizedSolver {
     /// has no cell left is a contradiction. True when any was queued.
     fn hidden_singles(&mut self) -> Result<bool, Dead> {
         let (n, cells) = (self.n, self.cells);
-        let full = full(n);
+        let full = value_mask(n);
         let mut found = false;
         let dirty = std::mem::take(&mut self.hs_dirty);
         for u in Units(dirty) {
@@ -732,7 +732,7 @@ impl SizedSolver {
     fn two_places(&self) -> Option<Node> {
         let (n, cells) = (self.n, self.cells);
         for u in 0..3 * n {
-            let need = full(n) & !self.words[cells + u];
+            let need = value_mask(n) & !self.words[cells + u];
             if need == 0 {
                 continue;
             }
@@ -817,11 +817,6 @@ impl Iterator for Units {
         }
         None
     }
-}
-
-/// Values 1..=n as a mask.
-fn full(n: usize) -> u64 {
-    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
 /// Runs a whole search with a total budget of `max_nodes` nodes: the
