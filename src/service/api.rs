@@ -13,20 +13,22 @@ use tracing::Instrument;
 
 use super::budget::{AnswerCharge, Charge, Purpose, Share};
 use super::convert::{
-    AnyGrid, Form, HINT_ANSWER_BYTES, Job, RATE_ANSWER_BYTES, SizedJob, conflicts_to_pb,
-    deadline_of, parse_any, parse_candidates, parse_generate, parse_limit, rating_to_pb, read_any,
-    step_to_pb, validate_answer_bound,
+    HINT_ANSWER_BYTES, RATE_ANSWER_BYTES, any_to_pb, conflicts_to_pb, deadline_of, found_to_pb,
+    outcome_to_pb, parse_any, parse_candidates, parse_generate, parse_limit, rating_to_pb,
+    read_any, step_to_pb, validate_answer_bound,
 };
 use super::generate::GenerateStream;
 use super::schedule::count_failure;
 use super::status::{Failure, violation};
 use super::stream::{ANSWER_OVER_GRID_BYTES, BatchStream, SolveStream};
+use super::work::{AnyGrid, AnyJob, Form, Found};
 use super::{Sudoku, Tenant};
 use crate::pb::{self, sudoku_service_server::SudokuService};
 use crate::telemetry::traces;
 use sudoku_core::logic::{self, Candidates};
 use sudoku_core::puzzle::error::check_kept;
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
+use sudoku_core::solver::Verdict;
 
 impl Sudoku {
     /// Answers one Solve request: refuses it while draining, validates it,
@@ -44,7 +46,10 @@ impl Sudoku {
         }
         let parsed = parse_any(request.puzzle.as_ref(), "puzzle")?;
         let limit = parse_limit(request.options.as_ref(), "options")?;
-        self.solve_any(parsed, limit, deadline, tenant, share).await
+        let found = self
+            .solve_any(parsed, limit, deadline, tenant, share)
+            .await?;
+        Ok(found_to_pb(&found))
     }
 
     /// The search behind Solve, Validate and Rate: `puzzle` solved up to
@@ -58,20 +63,16 @@ impl Sudoku {
         deadline: Option<Instant>,
         tenant: Tenant,
         share: Option<&Share>,
-    ) -> Result<pb::Solution, Failure> {
+    ) -> Result<Found, Failure> {
         let _permit = self
             .shared
             .permits
             .try_acquire()
             .map_err(|_| Failure::Overloaded)?;
-        match puzzle {
-            AnyGrid::Nine(grid, form) => {
-                self.solve_job(Job { grid, form, limit }, deadline, tenant)
-                    .await
-            }
-            AnyGrid::Sized(grid, form) => {
-                let charge = sized_charge(share, &grid)?;
-                let job = SizedJob { grid, form, limit };
+        match AnyJob::of(puzzle, limit) {
+            AnyJob::Nine(job) => self.solve_job(job, deadline, tenant).await,
+            AnyJob::Sized(job) => {
+                let charge = sized_charge(share, &job.grid)?;
                 self.solve_sized(job, deadline, tenant, charge).await
             }
         }
@@ -123,15 +124,15 @@ impl Sudoku {
         let mut solution = None;
         if response.conflict_count == 0 && response.no_candidate_cells.is_empty() {
             let answer = self.solve_any(puzzle, 2, deadline, tenant, share).await?;
-            response.solvable = answer.solution_count > 0;
-            match pb::Outcome::try_from(answer.outcome) {
-                Ok(pb::Outcome::Solved) => {
+            response.solvable = answer.count > 0;
+            match answer.verdict {
+                Verdict::Solved => {
                     response.unique = true;
-                    solution = read_any(answer.grid.as_ref(), "").ok();
-                    response.solution = answer.grid;
+                    response.solution = answer.solution.as_ref().map(any_to_pb);
+                    solution = answer.solution;
                 }
-                Ok(pb::Outcome::WorkLimitReached) => response.search_complete = false,
-                _ => {}
+                Verdict::WorkLimit => response.search_complete = false,
+                Verdict::NoSolution | Verdict::NotUnique => {}
             }
         }
         if let (Some(current), Some(solution)) = (current, solution) {
@@ -258,10 +259,8 @@ impl Sudoku {
             None => AnyGrid::Sized(placed, form),
         };
         let answer = self.solve_any(placed, 1, deadline, tenant, share).await?;
-        let complete = answer.outcome != pb::Outcome::WorkLimitReached as i32;
-        let solution = read_any(answer.grid.as_ref(), "")
-            .ok()
-            .map(|g| g.values().to_vec());
+        let complete = answer.verdict != Verdict::WorkLimit;
+        let solution = answer.solution.map(|g| g.values().to_vec());
         Ok((solution, complete))
     }
 
@@ -281,17 +280,16 @@ impl Sudoku {
         let puzzle = parse_any(request.puzzle.as_ref(), "puzzle")?;
         let state = Candidates::new(&puzzle.clone().into_sized());
         let counted = self.solve_any(puzzle, 2, deadline, tenant, share).await?;
-        let outcome = pb::Outcome::try_from(counted.outcome).unwrap_or(pb::Outcome::Unspecified);
-        if outcome != pb::Outcome::Solved {
+        if counted.verdict != Verdict::Solved {
             return Ok(pb::RateResponse {
                 rating: None,
-                outcome: outcome as i32,
+                outcome: outcome_to_pb(counted.verdict) as i32,
             });
         }
         // The count above is the engine's own count to two (same rules,
         // same search), so its guesses are the rating's and the puzzle is
         // known unique: only the logical part is left to do.
-        let guesses = counted.stats.map_or(0, |s| s.guesses);
+        let guesses = counted.stats.guesses;
         let rating = self
             .on_pool(tenant, deadline, move || {
                 logic::rating_while(state, guesses, in_time(deadline))

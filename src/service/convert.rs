@@ -1,20 +1,22 @@
-//! Wire to domain and back: a request's grid and options become a [`Job`],
-//! its `grpc-timeout` a deadline, and the engine's [`Answer`] a
-//! `pb::Solution` in the form the puzzle came in.
+//! Wire to domain and back: a request's grid and options become an
+//! [`AnyGrid`] and a solution limit (a batch message [`Item`]s), its
+//! `grpc-timeout` a deadline, and a search's [`Found`] a `pb::Solution` in
+//! the form the puzzle came in. The only place besides the handlers and
+//! the stream code where `pb` meets the domain.
 
 use std::time::{Duration, Instant};
 
 use tonic::metadata::MetadataMap;
 
-use super::status::{Failure, Violation, Wrong, violation, violation_of};
+use super::status::{Failure, Violation, Wrong, to_rpc_status, violation, violation_of};
+use super::work::{Answered, AnyGrid, AnyJob, Form, Found, Item};
 use crate::pb;
 use sudoku_core::generate::sized::{SizedFound, SizedOptions};
 use sudoku_core::generate::{self, Generated, Symmetry, Target};
 use sudoku_core::logic::{Label, Rating, Step, Technique, UnitRef};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid, UnitKind};
 use sudoku_core::puzzle::{CELLS, Grid, Unit};
-use sudoku_core::solver::sized::SizedAnswer;
-use sudoku_core::solver::{Answer, Verdict};
+use sudoku_core::solver::Verdict;
 
 /// The largest `max_solutions` a caller may ask for.
 pub const MAX_SOLUTIONS_LIMIT: u32 = 1_000_000;
@@ -63,67 +65,6 @@ pub(super) const HINT_ANSWER_BYTES: usize = 8 << 10;
 /// The most a Rate answer takes encoded: a rating counts each technique
 /// once, a few dozen at most.
 pub(super) const RATE_ANSWER_BYTES: usize = 2 << 10;
-
-/// The puzzle a request asked about, validated.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Job {
-    pub(super) grid: Grid,
-    pub(super) form: Form,
-    /// Solutions to look for: 1 in "any" mode.
-    pub(super) limit: u32,
-}
-
-/// Which wire form the puzzle came in; the solution goes back in the same.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
-    /// `text`: one character a cell.
-    Text,
-    /// `cells`: one integer a cell.
-    Cells,
-}
-
-/// A wire grid of any shape, read: a 9x9 one goes to the fast engine, the
-/// others to the sized one.
-#[derive(Debug, Clone)]
-pub enum AnyGrid {
-    /// 9x9 with 3x3 boxes (no box fields, or 3x3).
-    Nine(Grid, Form),
-    /// Any other shape.
-    Sized(SizedGrid, Form),
-}
-
-impl AnyGrid {
-    /// Its shape.
-    pub(super) fn shape(&self) -> Shape {
-        match self {
-            AnyGrid::Nine(..) => Shape::CLASSIC,
-            AnyGrid::Sized(grid, _) => grid.shape(),
-        }
-    }
-
-    /// The wire form it came in.
-    pub(super) fn form(&self) -> Form {
-        match self {
-            AnyGrid::Nine(_, form) | AnyGrid::Sized(_, form) => *form,
-        }
-    }
-
-    /// The grid as the one model of every shape (a 9x9 one too).
-    pub(super) fn into_sized(self) -> SizedGrid {
-        match self {
-            AnyGrid::Nine(grid, _) => SizedGrid::from_grid(&grid),
-            AnyGrid::Sized(grid, _) => grid,
-        }
-    }
-
-    /// Its values, row-major.
-    pub(super) fn values(&self) -> &[u8] {
-        match self {
-            AnyGrid::Nine(grid, _) => &grid.0,
-            AnyGrid::Sized(grid, _) => grid.values(),
-        }
-    }
-}
 
 /// Reads a wire grid of any shape and checks its givens.
 pub(super) fn parse_any(grid: Option<&pb::Grid>, field: &str) -> Result<AnyGrid, Failure> {
@@ -221,15 +162,6 @@ pub(super) fn grid_to_pb(grid: &Grid, form: Form) -> pb::Grid {
     }
 }
 
-/// A puzzle of a size other than 9x9, validated.
-#[derive(Debug, Clone)]
-pub(super) struct SizedJob {
-    pub(super) grid: SizedGrid,
-    pub(super) form: Form,
-    /// Solutions to look for: 1 in "any" mode.
-    pub(super) limit: u32,
-}
-
 /// The shape a wire grid names: 9x9 when both box fields are 0. A fault is
 /// a violation of `field`'s box fields.
 fn shape_of(g: &pb::Grid, field: &str) -> Result<Shape, Failure> {
@@ -264,26 +196,6 @@ pub(super) fn sized_to_pb(grid: &SizedGrid, form: Form) -> pb::Grid {
         _ => g.cells = grid.to_cells(),
     }
     g
-}
-
-/// The answer to a sized job on the wire, its solution in the puzzle's
-/// own form.
-pub(super) fn sized_answer_to_pb(
-    answer: &SizedAnswer,
-    solution: Option<&SizedGrid>,
-    job: &SizedJob,
-    elapsed: Duration,
-) -> pb::Solution {
-    pb::Solution {
-        outcome: outcome_of(answer.complete, answer.count) as i32,
-        grid: solution.map(|s| sized_to_pb(s, job.form)),
-        solution_count: u64::from(answer.count),
-        stats: Some(pb::SolveStats {
-            guesses: answer.stats.guesses,
-            nodes: answer.stats.nodes,
-            solve_time_us: elapsed.as_micros() as u64,
-        }),
-    }
 }
 
 /// Reads the options into the number of solutions to look for.
@@ -367,8 +279,8 @@ fn timeout_of(raw: &[u8]) -> Result<Duration, &'static str> {
 }
 
 /// How a search of either engine ended, as the contract names it.
-pub(super) fn outcome_of(complete: bool, count: u32) -> pb::Outcome {
-    match Verdict::of(complete, count) {
+pub(super) fn outcome_to_pb(verdict: Verdict) -> pb::Outcome {
+    match verdict {
         Verdict::WorkLimit => pb::Outcome::WorkLimitReached,
         Verdict::NoSolution => pb::Outcome::NoSolution,
         Verdict::Solved => pb::Outcome::Solved,
@@ -376,24 +288,62 @@ pub(super) fn outcome_of(complete: bool, count: u32) -> pb::Outcome {
     }
 }
 
-/// [`outcome_of`] a 9x9 engine's answer.
-pub(super) fn outcome(answer: &Answer) -> pb::Outcome {
-    outcome_of(answer.complete, answer.count)
-}
-
-/// The answer to `job` on the wire, its solution in the puzzle's own form.
-pub(super) fn to_pb(answer: &Answer, job: &Job, elapsed: Duration) -> pb::Solution {
-    let grid = answer.solution.map(|s| grid_to_pb(&s, job.form));
+/// A search's answer on the wire, its solution in the puzzle's own form.
+pub(super) fn found_to_pb(found: &Found) -> pb::Solution {
     pb::Solution {
-        outcome: outcome(answer) as i32,
-        grid,
-        solution_count: u64::from(answer.count),
+        outcome: outcome_to_pb(found.verdict) as i32,
+        grid: found.solution.as_ref().map(any_to_pb),
+        solution_count: u64::from(found.count),
         stats: Some(pb::SolveStats {
-            guesses: answer.stats.guesses,
-            nodes: answer.stats.nodes,
-            solve_time_us: elapsed.as_micros() as u64,
+            guesses: found.stats.guesses,
+            nodes: found.stats.nodes,
+            solve_time_us: found.elapsed.as_micros() as u64,
         }),
     }
+}
+
+/// A grid of any shape on the wire, in the form it came in.
+pub(super) fn any_to_pb(grid: &AnyGrid) -> pb::Grid {
+    match grid {
+        AnyGrid::Nine(grid, form) => grid_to_pb(grid, *form),
+        AnyGrid::Sized(grid, form) => sized_to_pb(grid, *form),
+    }
+}
+
+/// A batch message's items as jobs: the options read once, each puzzle
+/// decoded and checked, a fault answered as that item's error with its
+/// place in the client's request (`first_index` is the message's first
+/// item's).
+pub(super) fn batch_items(request: pb::SolveBatchRequest, first_index: usize) -> Vec<Item> {
+    let limit = parse_limit(request.options.as_ref(), "options");
+    request
+        .items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| Item {
+            id: item.id,
+            job: limit.clone().and_then(|limit| {
+                parse_any(item.puzzle.as_ref(), "puzzle")
+                    .map(|grid| AnyJob::of(grid, limit))
+                    .map_err(|e| e.prefixed(&format!("items[{}]", first_index + i)))
+            }),
+        })
+        .collect()
+}
+
+/// A batch message's answers on the wire, in item order.
+pub(super) fn batch_response(answers: Vec<Answered>) -> pb::SolveBatchResponse {
+    let results = answers
+        .into_iter()
+        .map(|(id, answer)| pb::BatchResult {
+            id,
+            result: Some(match answer {
+                Ok(found) => pb::batch_result::Result::Solution(found_to_pb(&found)),
+                Err(failure) => pb::batch_result::Result::Error(to_rpc_status(failure.into())),
+            }),
+        })
+        .collect();
+    pb::SolveBatchResponse { results }
 }
 
 /// A unit on the wire.
@@ -905,18 +855,13 @@ mod tests {
 
     #[test]
     fn outcomes() {
-        let a = |count, complete| Answer {
-            solution: None,
-            count,
-            complete,
-            stats: Default::default(),
-        };
-        assert_eq!(outcome(&a(0, true)), pb::Outcome::NoSolution);
-        assert_eq!(outcome(&a(0, false)), pb::Outcome::WorkLimitReached);
-        assert_eq!(outcome(&a(1, true)), pb::Outcome::Solved);
-        assert_eq!(outcome(&a(1, false)), pb::Outcome::WorkLimitReached);
-        assert_eq!(outcome(&a(2, true)), pb::Outcome::MultipleSolutions);
-        assert_eq!(outcome(&a(5, false)), pb::Outcome::WorkLimitReached);
+        let a = |count, complete| outcome_to_pb(Verdict::of(complete, count));
+        assert_eq!(a(0, true), pb::Outcome::NoSolution);
+        assert_eq!(a(0, false), pb::Outcome::WorkLimitReached);
+        assert_eq!(a(1, true), pb::Outcome::Solved);
+        assert_eq!(a(1, false), pb::Outcome::WorkLimitReached);
+        assert_eq!(a(2, true), pb::Outcome::MultipleSolutions);
+        assert_eq!(a(5, false), pb::Outcome::WorkLimitReached);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::pb;
 /// Decodes `bytes` as a `SolveRequest` (or, when
 /// `batch`, one `SolveBatchRequest` message) with prost, as tonic would, and
 /// answers it through the handlers' own code (`solve_unary`,
-/// `solve_message`) on the calling thread, with no deadline and a budget of
+/// `answer_message`) on the calling thread, with no deadline and a budget of
 /// `max_nodes` search nodes solved in small slices (so pausing and resuming
 /// are exercised). Solver panics are not caught on the unary path, so the
 /// fuzzer sees them; on the batch path the handler turns them into INTERNAL
@@ -37,7 +37,7 @@ pub fn fuzz_request(
                 return Err(Failure::TooManyItems { found, max }.into());
             }
             // Without a deadline every item is answered.
-            svc.solve_message(msg, 0, None, Tenant::default(), None)
+            svc.answer_message(msg, 0, None, Tenant::default(), None)
                 .await
                 .map(|(response, _)| response)
                 .ok_or_else(|| Status::internal("a batch without a deadline was cut short"))

@@ -11,15 +11,15 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use futures::stream::FuturesOrdered;
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use prost::Message as _;
 use tokio::sync::mpsc;
 use tonic::Status;
 use tracing::Instrument;
 
 use super::budget::{Charge, Purpose, Share};
-use super::convert::GeneratePlan;
-use super::schedule::expiry;
+use super::convert::{GeneratePlan, generated_to_pb, sized_generated_to_pb};
+use super::schedule::{Made, expiry};
 use super::status::Failure;
 use super::stream::Answers;
 use super::{Sudoku, Tenant};
@@ -68,7 +68,9 @@ impl Sudoku {
         let mut next = 0u32;
         loop {
             while next < plan.count && making.len() < window {
-                making.push_back(self.generate_one(plan, next, deadline, tenant, share.as_ref()));
+                let index = next;
+                let made = self.generate_one(plan, index, deadline, tenant, share.as_ref());
+                making.push_back(made.map(move |made| made.map(|m| response_of(index, &plan, &m))));
                 next += 1;
             }
             let made = tokio::select! {
@@ -109,5 +111,13 @@ impl Sudoku {
                 return;
             }
         }
+    }
+}
+
+/// Puzzle `index` of `plan` on the wire.
+fn response_of(index: u32, plan: &GeneratePlan, made: &Made) -> pb::GenerateResponse {
+    match made {
+        Made::Nine(made) => generated_to_pb(index, plan, made),
+        Made::Sized(found) => sized_generated_to_pb(index, plan, found),
     }
 }

@@ -12,6 +12,7 @@
 //! | `generate.rs` | Generate orchestration: puzzles made in parallel, sent in order, stopped when the client leaves |
 //! | `pool.rs` | the solver threads, shared out in turns between connections |
 //! | `budget.rs` | request bytes and unary answers held at once: the server-wide budget and each connection's share |
+//! | `work.rs` | what the scheduler takes and gives back: jobs, batch items, answers, in domain types |
 //! | `trim.rs` | freed memory given back to the system after a large release (glibc) |
 //! | `fuzz.rs` | (feature `fuzzing`) a request answered without a server |
 
@@ -35,10 +36,12 @@ mod schedule;
 mod status;
 mod stream;
 mod trim;
+mod work;
 
 pub use budget::{AnswerCharge, Budget, Charge, Purpose, Share};
-pub use convert::{AnyGrid, Form, MAX_SOLUTIONS_LIMIT, read_grid};
+pub use convert::{MAX_SOLUTIONS_LIMIT, read_grid};
 pub use status::{ERROR_DOMAIN, OVERLOAD_PUSHBACK_MS, message_too_large, second_message};
+pub use work::{AnyGrid, Form};
 
 /// Which connection a call arrived on. The server puts one in every
 /// request's extensions; the service uses it to share its solver threads

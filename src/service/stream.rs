@@ -26,6 +26,7 @@ use tonic::{Code, Status};
 use tracing::Instrument;
 
 use super::budget::{Charge, Purpose, Share};
+use super::convert::{batch_items, batch_response};
 use super::schedule::{expiry, past};
 use super::status::Failure;
 use super::{Sudoku, Tenant};
@@ -109,7 +110,7 @@ impl Sudoku {
     /// stream. Messages are charged to `share` (none: not charged).
     ///
     /// `inbound` yields each message with the index its first item has in
-    /// the client's request (see [`Sudoku::solve_message`]); `span` is the
+    /// the client's request (see [`Sudoku::answer_message`]); `span` is the
     /// call's ([`traces::call_span`]), and each message gets its own in it.
     pub(super) fn open_batch(
         &self,
@@ -151,7 +152,7 @@ impl Sudoku {
                             };
                             let message = traces::message_span(msg.items.len());
                             let Some((response, mut charge)) = svc
-                                .solve_message(msg, first_index, deadline, tenant, charge)
+                                .answer_message(msg, first_index, deadline, tenant, charge)
                                 .instrument(message.clone())
                                 .await
                             else {
@@ -275,6 +276,28 @@ impl Sudoku {
         );
         // A response's charge is released as tonic takes it.
         Box::pin(Answers::new(rx))
+    }
+}
+
+impl Sudoku {
+    /// Answers one batch request message of `tenant`: its items read into
+    /// jobs, solved on the solver threads ([`Sudoku::solve_message`]) and
+    /// their answers put on the wire; `None` when the stream's deadline
+    /// passed on the way. `first_index` is where the message's first item
+    /// stands in the client's request, for the field paths of errors: 0
+    /// for a SolveBatch message, the item's index for one of a SolveStream
+    /// request's items. `charge` comes back with the response.
+    pub(super) async fn answer_message(
+        &self,
+        msg: pb::SolveBatchRequest,
+        first_index: usize,
+        deadline: Option<Instant>,
+        tenant: Tenant,
+        charge: Option<Charge>,
+    ) -> Option<(pb::SolveBatchResponse, Option<Charge>)> {
+        let items = batch_items(msg, first_index);
+        let (answers, charge) = self.solve_message(items, deadline, tenant, charge).await?;
+        Some((batch_response(answers), charge))
     }
 }
 
@@ -480,7 +503,7 @@ mod tests {
             };
             let charge = message_charge(&msg);
             let response = svc
-                .solve_message(msg, 0, None, Tenant::default(), None)
+                .answer_message(msg, 0, None, Tenant::default(), None)
                 .await
                 .unwrap()
                 .0;
@@ -530,7 +553,7 @@ mod tests {
             let side = (r * c) as usize;
             assert!(charge >= SizedSolver::footprint(side * side));
             let response = svc
-                .solve_message(msg, 0, None, Tenant::default(), None)
+                .answer_message(msg, 0, None, Tenant::default(), None)
                 .await
                 .unwrap()
                 .0;

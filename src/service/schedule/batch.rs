@@ -12,48 +12,38 @@ use tokio::sync::oneshot;
 use super::pending::{Pending, ReplyTo};
 use super::search::{ItemTurn, item_turn};
 use super::slices::count_failure;
-use crate::pb;
 use crate::service::budget::Charge;
-use crate::service::convert::{AnyGrid, Job, SizedJob, parse_any, parse_limit};
 use crate::service::pool::{
     Step, Turn, Work, give_sized_solver, take_sized_solver, with_thread_solver,
 };
-use crate::service::status::{Failure, to_rpc_status};
+use crate::service::status::Failure;
+use crate::service::work::{Answered, AnyJob, Item, Job};
 use crate::service::{Shared, Sudoku, Tenant};
+use sudoku_core::puzzle::sized::SizedGrid;
 use sudoku_core::solver::Solver;
 use sudoku_core::solver::sized::SizedSolver;
 
 impl Sudoku {
-    /// Answers one batch request message of `tenant` on a solver thread;
-    /// `None` when the stream's deadline passed on the way, as then no
-    /// further results are sent. Dropping the future (the client left, or
-    /// the deadline) stops the work at the current item's next slice.
+    /// Answers the items of one batch request message of `tenant` on a
+    /// solver thread, in order; `None` when the stream's deadline passed
+    /// on the way, as then no further results are sent. Dropping the
+    /// future (the client left, or the deadline) stops the work at the
+    /// current item's next slice.
     ///
-    /// `first_index` is where the message's first item stands in the
-    /// client's request, for the field paths of errors: 0 for a SolveBatch
-    /// message, the item's index for one of a SolveStream request's items.
     /// `charge` holds the message's bytes (see `stream.rs`); a sized item
     /// whose paused search outgrows its solver's footprint grows it, or is
-    /// answered OVERLOADED. It comes back with the response.
+    /// answered OVERLOADED. It comes back with the answers.
     pub(in crate::service) async fn solve_message(
         &self,
-        request: pb::SolveBatchRequest,
-        first_index: usize,
+        items: Vec<Item>,
         deadline: Option<Instant>,
         tenant: Tenant,
         charge: Option<Charge>,
     ) -> Option<MessageAnswer> {
-        let parts = parts_of(&request, self.shared.pool.threads());
+        let parts = parts_of(&items, self.shared.pool.threads());
         if parts <= 1 {
             let (reply, replied) = oneshot::channel();
-            let message = BatchMessage::new(
-                self.shared.clone(),
-                request,
-                first_index,
-                deadline,
-                charge,
-                reply,
-            );
+            let message = BatchMessage::new(self.shared.clone(), items, deadline, charge, reply);
             self.shared.pool.submit(tenant, Box::new(message));
             // Panics are caught per item, so the reply always comes unless
             // the deadline passed or the caller left.
@@ -72,28 +62,19 @@ impl Sudoku {
         // charge (it holds no sized item, so no part grows it). The parts
         // put their results together in a joint, and the last one done
         // sends the response: this task wakes once, not once a part.
-        let options = request.options;
-        let total = request.items.len();
-        let size = total.div_ceil(parts);
+        let size = items.len().div_ceil(parts);
         let (reply, replied) = oneshot::channel();
         let joint = Arc::new(Joint::new(parts, reply));
-        let mut items = request.items.into_iter();
+        let mut items = items.into_iter();
         let mut charge = charge;
         // Held while the parts run: dropped, they tell the parts to stop.
         let mut waiting = Vec::with_capacity(parts);
-        let mut start = 0;
         for index in 0..parts {
-            let part: Vec<pb::BatchItem> = items.by_ref().take(size).collect();
-            let taken = part.len();
-            let part = pb::SolveBatchRequest {
-                items: part,
-                options,
-            };
+            let part: Vec<Item> = items.by_ref().take(size).collect();
             let (alive, waits) = oneshot::channel();
             let message = BatchMessage::new(
                 self.shared.clone(),
                 part,
-                first_index + start,
                 deadline,
                 charge.take(),
                 Reply::Part {
@@ -104,7 +85,6 @@ impl Sudoku {
             );
             self.shared.pool.submit(tenant, Box::new(message));
             waiting.push(waits);
-            start += taken;
         }
         let answer = replied.await.ok().flatten();
         drop(waiting);
@@ -200,14 +180,13 @@ impl Joint {
         };
         let parts = std::mem::take(&mut state.parts);
         drop(state);
-        let mut results =
-            Vec::with_capacity(parts.iter().flatten().map(|(r, _)| r.results.len()).sum());
+        let mut answers = Vec::with_capacity(parts.iter().flatten().map(|(a, _)| a.len()).sum());
         let mut charge = None;
         for (part, held) in parts.into_iter().flatten() {
-            results.extend(part.results);
+            answers.extend(part);
             charge = charge.or(held);
         }
-        let _ = reply.send(Some((pb::SolveBatchResponse { results }, charge)));
+        let _ = reply.send(Some((answers, charge)));
     }
 }
 
@@ -229,20 +208,18 @@ const PARTS_PER_THREAD: usize = 4;
 /// each, when all of its items are 9x9 (a grid of another size holds a
 /// solver whose footprint the whole message's charge covers, so such a
 /// message stays whole).
-fn parts_of(request: &pb::SolveBatchRequest, threads: usize) -> usize {
-    let nine = request.items.iter().all(|item| {
-        item.puzzle
-            .as_ref()
-            .is_none_or(|g| g.box_rows == 0 && g.box_cols == 0)
-    });
-    if !nine {
+fn parts_of(items: &[Item], threads: usize) -> usize {
+    if items
+        .iter()
+        .any(|item| matches!(item.job, Ok(AnyJob::Sized(_))))
+    {
         return 1;
     }
-    (request.items.len() / PART_ITEMS).clamp(1, threads.max(1) * PARTS_PER_THREAD)
+    (items.len() / PART_ITEMS).clamp(1, threads.max(1) * PARTS_PER_THREAD)
 }
 
-/// A batch message's response, with the charge it held.
-type MessageAnswer = (pb::SolveBatchResponse, Option<Charge>);
+/// A batch message's answers in item order, with the charge it held.
+type MessageAnswer = (Vec<Answered>, Option<Charge>);
 
 /// One batch request message, answered item by item in order on solver
 /// threads, over as many turns as it takes. An item can span turns: its
@@ -250,19 +227,15 @@ type MessageAnswer = (pb::SolveBatchResponse, Option<Charge>);
 /// own, made the first time and kept for its later items.
 struct BatchMessage {
     shared: Arc<Shared>,
-    request: pb::SolveBatchRequest,
-    /// The index of `request.items[0]` in the client's request.
-    first_index: usize,
-    /// The message's options, read once for all its items.
-    limit: Result<u32, Failure>,
-    /// The results of the items answered so far: the next item to answer
-    /// is `request.items[results.len()]`.
-    results: Vec<pb::BatchResult>,
-    /// The item a turn ended in the middle of: its job, solving time so
-    /// far and search.
-    paused: Option<(Job, Duration, Box<Solver>)>,
+    /// The items not yet started.
+    items: std::vec::IntoIter<Item>,
+    /// The answers of the items answered so far, in order.
+    answers: Vec<Answered>,
+    /// The item a turn ended in the middle of: its id, job, solving time
+    /// so far and search.
+    paused: Option<(u64, Job, Duration, Box<Solver>)>,
     /// The same for a sized item.
-    paused_sized: Option<(SizedJob, Duration, Box<SizedSolver>)>,
+    paused_sized: Option<(u64, Job<SizedGrid>, Duration, Box<SizedSolver>)>,
     /// The message's own solver while no item is paused in it.
     spare: Option<Box<Solver>>,
     /// What the message holds of the connection's budget, and what it held
@@ -278,9 +251,9 @@ enum Next {
     /// A 9x9 search: new, or paused after this much solving time.
     Nine(Job, Option<(Duration, Box<Solver>)>),
     /// A sized search, in its own solver: new, or paused.
-    Sized(SizedJob, Option<Duration>, Box<SizedSolver>),
+    Sized(Job<SizedGrid>, Option<Duration>, Box<SizedSolver>),
     /// No search: the item is answered (a bad puzzle or options).
-    Answered(Result<pb::Solution, Failure>),
+    Refused(Failure),
 }
 
 /// Whether a paused sized search may stay in memory: its solver's bytes
@@ -290,7 +263,7 @@ fn keep_paused(
     charge: &mut Option<Charge>,
     charged: usize,
     solver: &SizedSolver,
-    job: &SizedJob,
+    job: &Job<SizedGrid>,
 ) -> bool {
     let over = solver
         .heap_bytes()
@@ -303,8 +276,7 @@ fn keep_paused(
 impl BatchMessage {
     fn new(
         shared: Arc<Shared>,
-        request: pb::SolveBatchRequest,
-        first_index: usize,
+        items: Vec<Item>,
         deadline: Option<Instant>,
         charge: Option<Charge>,
         reply: impl Into<Reply>,
@@ -312,11 +284,9 @@ impl BatchMessage {
         BatchMessage {
             charged: charge.as_ref().map_or(0, Charge::bytes),
             charge,
-            first_index,
-            limit: parse_limit(request.options.as_ref(), "options"),
-            results: Vec::with_capacity(request.items.len()),
+            answers: Vec::with_capacity(items.len()),
+            items: items.into_iter(),
             shared,
-            request,
             paused: None,
             paused_sized: None,
             spare: None,
@@ -326,7 +296,7 @@ impl BatchMessage {
 
     /// Sends `response` (and the charge) to the caller; the message is
     /// done.
-    fn answer(&mut self, response: Option<pb::SolveBatchResponse>) -> Step {
+    fn answer(&mut self, response: Option<Vec<Answered>>) -> Step {
         self.pending
             .answer(response.map(|r| (r, self.charge.take())));
         Step::Done
@@ -353,39 +323,33 @@ impl BatchMessage {
         let cancelled = || pending.cancelled();
         let (shared, deadline) = (&*self.shared, pending.deadline());
         let mut ended = false;
-        while let Some(item) = self.request.items.get(self.results.len()) {
-            let i = self.results.len();
-            // The item's search: the paused one, or a new one (the limit
-            // and the puzzle read first: a bad one is answered at once).
-            let next = match (self.paused.take(), self.paused_sized.take()) {
-                (Some((job, elapsed, solver)), _) => Next::Nine(job, Some((elapsed, solver))),
-                (_, Some((job, elapsed, solver))) => Next::Sized(job, Some(elapsed), solver),
-                (None, None) => match (&self.limit, parse_any(item.puzzle.as_ref(), "puzzle")) {
-                    (Err(e), _) => Next::Answered(Err(e.clone())),
-                    (_, Err(e)) => {
-                        Next::Answered(Err(e.prefixed(&format!("items[{}]", self.first_index + i))))
-                    }
-                    (Ok(limit), Ok(AnyGrid::Nine(grid, form))) => Next::Nine(
-                        Job {
-                            grid,
-                            form,
-                            limit: *limit,
+        loop {
+            // The item's search: the paused one, or the next item's (a bad
+            // one is answered at once).
+            let (id, next) = match (self.paused.take(), self.paused_sized.take()) {
+                (Some((id, job, elapsed, solver)), _) => {
+                    (id, Next::Nine(job, Some((elapsed, solver))))
+                }
+                (_, Some((id, job, elapsed, solver))) => {
+                    (id, Next::Sized(job, Some(elapsed), solver))
+                }
+                (None, None) => match self.items.next() {
+                    None => break,
+                    Some(Item { id, job }) => (
+                        id,
+                        match job {
+                            Err(failure) => Next::Refused(failure),
+                            Ok(AnyJob::Nine(job)) => Next::Nine(job, None),
+                            Ok(AnyJob::Sized(job)) => {
+                                let solver = take_sized_solver(&job.grid);
+                                Next::Sized(job, None, solver)
+                            }
                         },
-                        None,
                     ),
-                    (Ok(limit), Ok(AnyGrid::Sized(grid, form))) => {
-                        let solver = take_sized_solver(&grid);
-                        let job = SizedJob {
-                            grid,
-                            form,
-                            limit: *limit,
-                        };
-                        Next::Sized(job, None, solver)
-                    }
                 },
             };
             let answered = match next {
-                Next::Answered(answered) => answered,
+                Next::Refused(failure) => Err(failure),
                 // A sized search has a solver of its own; paused, it stays
                 // while the connection's budget holds it.
                 Next::Sized(job, resumed, mut solver) => {
@@ -401,7 +365,7 @@ impl BatchMessage {
                         ItemTurn::Paused(elapsed)
                             if keep_paused(&mut self.charge, self.charged, &solver, &job) =>
                         {
-                            self.paused_sized = Some((job, elapsed, solver));
+                            self.paused_sized = Some((id, job, elapsed, solver));
                             return Step::Unfinished;
                         }
                         ItemTurn::Paused(_) => {
@@ -429,7 +393,7 @@ impl BatchMessage {
                     match item_turn(shared, solver, &job, resumed, deadline, &cancelled, turn) {
                         ItemTurn::Paused(elapsed) => {
                             let solver = own.unwrap_or_else(|| Box::new(thread_solver.clone()));
-                            self.paused = Some((job, elapsed, solver));
+                            self.paused = Some((id, job, elapsed, solver));
                             return Step::Unfinished;
                         }
                         ItemTurn::Answered(answered) => {
@@ -439,41 +403,39 @@ impl BatchMessage {
                     }
                 }
             };
-            let result = match answered {
+            match &answered {
                 // Stream-level ends: the reader task reports them as the
                 // stream's status.
                 Err(Failure::DeadlineExceeded | Failure::Cancelled) => {
                     ended = true;
                     break;
                 }
-                Ok(solution) => pb::batch_result::Result::Solution(solution),
+                Ok(_) => {}
                 Err(failure) => {
-                    count_failure(&shared.gauges, &failure);
-                    if failure == Failure::Panicked {
-                        tracing::error!(id = item.id, "solver panicked on a batch item");
+                    count_failure(&shared.gauges, failure);
+                    if *failure == Failure::Panicked {
+                        tracing::error!(id, "solver panicked on a batch item");
                     }
-                    pb::batch_result::Result::Error(to_rpc_status(failure.into()))
                 }
-            };
-            self.results.push(pb::BatchResult {
-                id: item.id,
-                result: Some(result),
-            });
-            if self.results.len() < self.request.items.len() && turn.over() {
+            }
+            self.answers.push((id, answered));
+            if self.items.len() > 0 && turn.over() {
                 return Step::Unfinished;
             }
         }
         if ended {
             return self.answer(None);
         }
-        let results = std::mem::take(&mut self.results);
-        self.answer(Some(pb::SolveBatchResponse { results }))
+        let answers = std::mem::take(&mut self.answers);
+        self.answer(Some(answers))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pb;
+    use crate::service::convert::{batch_items, batch_response};
     use crate::service::schedule::testing::{CLASSIC, EASTER_MONSTER, run_to_end, service};
 
     fn item(id: u64, puzzle: &str) -> pb::BatchItem {
@@ -514,11 +476,11 @@ mod tests {
         let mut answers = Vec::new();
         for sliced in [false, true] {
             let (reply, mut replied) = oneshot::channel();
-            let mut message =
-                BatchMessage::new(svc.shared.clone(), request.clone(), 0, None, None, reply);
+            let items = batch_items(request.clone(), 0);
+            let mut message = BatchMessage::new(svc.shared.clone(), items, None, None, reply);
             let turns = run_to_end(&mut message, sliced);
-            let (response, _) = replied.try_recv().unwrap().expect("a response");
-            answers.push((turns, timeless(response)));
+            let (answered, _) = replied.try_recv().unwrap().expect("a response");
+            answers.push((turns, timeless(batch_response(answered))));
         }
         let (once, sliced) = (&answers[0], &answers[1]);
         assert_eq!(once.0, 1);
@@ -544,13 +506,14 @@ mod tests {
             options: None,
         };
         let (reply, replied) = oneshot::channel();
-        let message = BatchMessage::new(svc.shared.clone(), request.clone(), 0, None, None, reply);
+        let items = || batch_items(request.clone(), 0);
+        let message = BatchMessage::new(svc.shared.clone(), items(), None, None, reply);
         assert!(message.wanted());
         drop(replied);
         assert!(!message.wanted(), "the caller left");
         let (reply, _replied) = oneshot::channel();
         let expired = Some(Instant::now() - Duration::from_millis(1));
-        let message = BatchMessage::new(svc.shared.clone(), request, 0, expired, None, reply);
+        let message = BatchMessage::new(svc.shared.clone(), items(), expired, None, reply);
         assert!(!message.wanted(), "the deadline passed");
     }
 }

@@ -9,9 +9,8 @@ use tokio::sync::oneshot;
 
 use super::pending::{Pending, past, reply_by};
 use super::slices::SolvingGuard;
-use crate::pb;
 use crate::service::budget::{Charge, Purpose, Share};
-use crate::service::convert::{GeneratePlan, generated_to_pb, sized_generated_to_pb};
+use crate::service::convert::GeneratePlan;
 use crate::service::pool::{
     Step, Turn, Work, give_sized_solver, take_sized_solver, with_thread_solver,
 };
@@ -37,7 +36,7 @@ impl Sudoku {
         deadline: Option<Instant>,
         tenant: Tenant,
         share: Option<&Share>,
-    ) -> Result<pb::GenerateResponse, Failure> {
+    ) -> Result<Made, Failure> {
         // A puzzle in the making stays in memory between its turns, so it
         // waits here, as a SolveBatch message waits to be read, until the
         // connection and the server can hold it.
@@ -72,8 +71,7 @@ impl Sudoku {
                     pending: Pending::new(deadline, reply),
                 }),
             );
-            let made = reply_by(replied, deadline).await??;
-            return Ok(sized_generated_to_pb(index, &plan, &made));
+            return Ok(Made::Sized(reply_by(replied, deadline).await??));
         }
         let (reply, replied) = oneshot::channel();
         self.shared.pool.submit(
@@ -87,9 +85,14 @@ impl Sudoku {
                 pending: Pending::new(deadline, reply),
             }),
         );
-        let made = reply_by(replied, deadline).await??;
-        Ok(generated_to_pb(index, &plan, &made))
+        Ok(Made::Nine(reply_by(replied, deadline).await??))
     }
+}
+
+/// A generated puzzle, of the 9x9 maker or the sized one.
+pub(in crate::service) enum Made {
+    Nine(Generated<Rating>),
+    Sized(SizedFound),
 }
 
 /// The making of one generated puzzle, one attempt at a time, with the

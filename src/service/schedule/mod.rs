@@ -5,6 +5,10 @@
 //! client's presence, the work budget and the end of the turn checked
 //! between slices. This is where a deadline stops the solver.
 //!
+//! It takes and gives back domain types only (`super::work`: jobs, batch
+//! items, answers; [`Made`] puzzles): the handlers and the stream code
+//! turn the wire into them and them into the wire.
+//!
 //! | file | its job |
 //! |---|---|
 //! | `pending.rs` | what a queued task shares with its caller: deadline, reply, wanted, cancelled |
@@ -23,5 +27,6 @@ mod slices;
 #[cfg(test)]
 mod testing;
 
+pub(super) use generate::Made;
 pub(super) use pending::{expiry, past};
 pub(super) use slices::count_failure;

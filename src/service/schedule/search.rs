@@ -10,15 +10,15 @@ use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
 use super::pending::{Pending, reply_by};
-use super::slices::{Engine, Searched, Sliced, slices, slices_of};
-use crate::pb;
+use super::slices::{Engine, Sliced, found, slices};
 use crate::service::budget::Charge;
-use crate::service::convert::{Job, SizedJob, to_pb};
+use crate::service::convert::outcome_to_pb;
 use crate::service::pool::{Step, Turn, Work, with_thread_solver};
 use crate::service::status::Failure;
+use crate::service::work::{Found, Job};
 use crate::service::{Shared, Sudoku, Tenant};
 use crate::telemetry::traces;
-use sudoku_core::solver::Solver;
+use sudoku_core::puzzle::sized::SizedGrid;
 use sudoku_core::solver::sized::SizedSolver;
 
 impl Sudoku {
@@ -31,24 +31,25 @@ impl Sudoku {
         job: Job,
         deadline: Option<Instant>,
         tenant: Tenant,
-    ) -> Result<pb::Solution, Failure> {
+    ) -> Result<Found, Failure> {
         let shared = &self.shared;
         let inline = shared.limits.inline_nodes;
         let first = with_thread_solver(|solver| {
+            restart(shared, solver, &job);
             Ok::<_, Failure>(
-                match search(
+                match slices(
                     shared,
                     solver,
-                    &job,
                     inline,
                     deadline,
                     &|| false,
+                    Duration::ZERO,
                     &Turn::UNBOUNDED,
                 )? {
-                    Searched::Done(answer, elapsed) => Ok(to_pb(&answer, &job, elapsed)),
+                    Sliced::Done(elapsed) => Ok(found(solver, &job, elapsed)),
                     // The search moves on as it stands: redoing its inline
                     // nodes would cost more than copying it.
-                    Searched::Paused(elapsed) => Err((Box::new(solver.clone()), elapsed)),
+                    Sliced::Paused(elapsed) => Err((Box::new(solver.clone()), elapsed)),
                 },
             )
         })?;
@@ -62,8 +63,8 @@ impl Sudoku {
             .instrument(span.clone())
             .await?;
         if !span.is_disabled() {
-            let outcome = solution.outcome().as_str_name();
-            let stats = solution.stats.unwrap_or_default();
+            let outcome = outcome_to_pb(solution.verdict).as_str_name();
+            let stats = solution.stats;
             traces::record_answer(&span, outcome, stats.nodes, stats.guesses);
         }
         Ok(solution)
@@ -74,11 +75,11 @@ impl Sudoku {
     /// items are). Dropping the future stops the search at its next slice.
     pub(in crate::service) async fn solve_sized(
         &self,
-        job: SizedJob,
+        job: Job<SizedGrid>,
         deadline: Option<Instant>,
         tenant: Tenant,
         charge: Option<Charge>,
-    ) -> Result<pb::Solution, Failure> {
+    ) -> Result<Found, Failure> {
         self.unary_search::<SizedSolver>(job, None, deadline, tenant, charge)
             .await
     }
@@ -88,14 +89,14 @@ impl Sudoku {
     /// left it.
     async fn unary_search<E: Engine + Send + 'static>(
         &self,
-        job: E::Job,
+        job: Job<E::Puzzle>,
         resumed: Option<(Box<E>, Duration)>,
         deadline: Option<Instant>,
         tenant: Tenant,
         charge: Option<Charge>,
-    ) -> Result<pb::Solution, Failure>
+    ) -> Result<Found, Failure>
     where
-        E::Job: Send,
+        E::Puzzle: Send,
     {
         let (solver, elapsed) = match resumed {
             Some((solver, elapsed)) => (Some(solver), Some(elapsed)),
@@ -122,7 +123,7 @@ impl Sudoku {
 /// search of another size.
 struct UnarySearch<E: Engine> {
     shared: Arc<Shared>,
-    job: E::Job,
+    job: Job<E::Puzzle>,
     /// What the search holds of its connection's share, grown to its
     /// solver's heap bytes whenever it pauses (none: not charged).
     charge: Option<Charge>,
@@ -130,12 +131,12 @@ struct UnarySearch<E: Engine> {
     solver: Option<Box<E>>,
     /// Solving time so far; none before the first turn.
     elapsed: Option<Duration>,
-    pending: Pending<oneshot::Sender<Result<pb::Solution, Failure>>>,
+    pending: Pending<oneshot::Sender<Result<Found, Failure>>>,
 }
 
 impl<E: Engine + Send> Work for UnarySearch<E>
 where
-    E::Job: Send,
+    E::Puzzle: Send,
 {
     fn wanted(&self) -> bool {
         self.pending.wanted()
@@ -187,7 +188,7 @@ where
 pub(super) fn item_turn<E: Engine>(
     shared: &Shared,
     solver: &mut E,
-    job: &E::Job,
+    job: &Job<E::Puzzle>,
     resumed: Option<Duration>,
     deadline: Option<Instant>,
     cancelled: &dyn Fn() -> bool,
@@ -201,10 +202,10 @@ pub(super) fn item_turn<E: Engine>(
                 Duration::ZERO
             }
         };
-        slices_of(shared, solver, u64::MAX, deadline, cancelled, elapsed, turn)
+        slices(shared, solver, u64::MAX, deadline, cancelled, elapsed, turn)
     }));
     match searched {
-        Ok(Ok(Sliced::Done(elapsed))) => ItemTurn::Answered(Ok(solver.solution(job, elapsed))),
+        Ok(Ok(Sliced::Done(elapsed))) => ItemTurn::Answered(Ok(found(solver, job, elapsed))),
         Ok(Ok(Sliced::Paused(elapsed))) => ItemTurn::Paused(elapsed),
         Ok(Err(failure)) => ItemTurn::Answered(Err(failure)),
         Err(_) => ItemTurn::Answered(Err(Failure::Panicked)),
@@ -212,42 +213,19 @@ pub(super) fn item_turn<E: Engine>(
 }
 
 /// Restarts `solver` on `job` (where the test hook asks, a panic).
-fn restart<E: Engine>(_shared: &Shared, solver: &mut E, job: &E::Job) {
+fn restart<E: Engine>(_shared: &Shared, solver: &mut E, job: &Job<E::Puzzle>) {
     #[cfg(feature = "test-hooks")]
     if E::hooked(_shared, job) {
         panic!("test hook: panic while solving");
     }
-    solver.restart(job);
-}
-
-/// Searches `job` in `solver` (restarted) for up to `budget` nodes; see
-/// [`slices`].
-pub(super) fn search(
-    shared: &Shared,
-    solver: &mut Solver,
-    job: &Job,
-    budget: u64,
-    deadline: Option<Instant>,
-    cancelled: &dyn Fn() -> bool,
-    turn: &Turn,
-) -> Result<Searched, Failure> {
-    restart(shared, solver, job);
-    slices(
-        shared,
-        solver,
-        budget,
-        deadline,
-        cancelled,
-        Duration::ZERO,
-        turn,
-    )
+    solver.start(&job.grid, job.limit);
 }
 
 /// How an item's turn ended.
 pub(super) enum ItemTurn {
     /// With the item's answer (a failure answers this item only, except a
     /// deadline or cancellation, which end the stream).
-    Answered(Result<pb::Solution, Failure>),
+    Answered(Result<Found, Failure>),
     /// Mid-search, after this much solving time.
     Paused(Duration),
 }
@@ -255,9 +233,10 @@ pub(super) enum ItemTurn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::convert::Form;
     use crate::service::schedule::testing::{EASTER_MONSTER, run_to_end, service};
+    use crate::service::work::Form;
     use sudoku_core::puzzle::Grid;
+    use sudoku_core::solver::{Solver, Verdict};
 
     #[test]
     fn the_rest_of_a_search_answered_in_turns_matches_one_answered_at_once() {
@@ -283,12 +262,12 @@ mod tests {
             let turns = run_to_end(&mut rest, sliced);
             let mut answer = replied.try_recv().unwrap().unwrap();
             // The time differs from run to run; the rest must not.
-            answer.stats.as_mut().unwrap().solve_time_us = 0;
+            answer.elapsed = Duration::ZERO;
             answers.push((turns, answer));
         }
         assert_eq!(answers[0].0, 1);
         assert!(answers[1].0 > 5, "{} turns", answers[1].0);
         assert_eq!(answers[0].1, answers[1].1);
-        assert_eq!(answers[1].1.outcome(), pb::Outcome::Solved);
+        assert_eq!(answers[1].1.verdict, Verdict::Solved);
     }
 }

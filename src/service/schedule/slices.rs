@@ -7,24 +7,15 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::pending::past;
-use crate::pb;
 use crate::service::Shared;
-use crate::service::convert::{Job, SizedJob, outcome, outcome_of, sized_answer_to_pb, to_pb};
 use crate::service::pool::{Turn, give_sized_solver, take_sized_solver};
 use crate::service::status::Failure;
+use crate::service::work::{AnyGrid, Found, Job};
 use crate::telemetry::metrics::{Gauges, PuzzleOutcome};
+use sudoku_core::puzzle::Grid;
+use sudoku_core::puzzle::sized::SizedGrid;
 use sudoku_core::solver::sized::SizedSolver;
-use sudoku_core::solver::{Answer, Progress, Solver};
-
-/// How far a search got.
-pub(super) enum Searched {
-    /// Finished (or out of the work budget `max_nodes`, which the answer
-    /// says), after this much solving time.
-    Done(Answer, Duration),
-    /// Unfinished when the caller's node budget ran out or its turn on a
-    /// solver thread ended.
-    Paused(Duration),
-}
+use sudoku_core::solver::{self, Progress, Solver, Verdict};
 
 /// A solve counted in the solving gauge: from [`SolvingGuard::start`]
 /// until it is dropped, however the solve ends.
@@ -43,82 +34,63 @@ impl Drop for SolvingGuard<'_> {
     }
 }
 
-/// An engine as the scheduler drives it: restarted on a job, resumed in
-/// slices, its answer read back as the wire's `Solution`. The 9x9 bitboard
-/// engine and the sized one are the two; every search task is written
-/// once over this.
-pub(in crate::service) trait Engine {
-    /// A validated puzzle of this engine's shapes, with its solution limit
-    /// and the form its answer is written in.
-    type Job;
-    fn restart(&mut self, job: &Self::Job);
-    fn resume(&mut self, nodes: u64) -> Progress;
-    fn nodes(&self) -> u64;
-    fn outcome(&self) -> pb::Outcome;
-    /// The finished search's answer to `job`, as the wire gives it.
-    fn solution(&self, job: &Self::Job, elapsed: Duration) -> pb::Solution;
+/// An engine as the scheduler drives it: the core's [`solver::Engine`]
+/// restarted on a job, resumed in slices, its answer read back as a
+/// [`Found`], with the memory it holds and a solver kept per thread. The
+/// 9x9 bitboard engine and the sized one are the two; every search task
+/// is written once over this.
+pub(in crate::service) trait Engine: solver::Engine {
     /// A solver for `job` on this thread (a kept one when there is).
-    fn take(job: &Self::Job) -> Box<Self>;
+    fn take(job: &Job<Self::Puzzle>) -> Box<Self>;
     /// Gives a finished solver back to this thread for its next task.
     fn give(solver: Box<Self>);
     /// What a paused solver holds in memory, to charge.
     fn heap_bytes(&self) -> usize;
+    /// The puzzle as the one grid of every shape, in `form`.
+    fn any(puzzle: Self::Puzzle, form: crate::service::work::Form) -> AnyGrid;
     /// The test hook that makes a search of this job panic.
     #[cfg(feature = "test-hooks")]
-    fn hooked(_shared: &Shared, _job: &Self::Job) -> bool {
+    fn hooked(_shared: &Shared, _job: &Job<Self::Puzzle>) -> bool {
         false
     }
 }
 
+/// Nodes searched so far.
+fn nodes_of<E: solver::Engine>(solver: &E) -> u64 {
+    solver.report().2.nodes
+}
+
+/// The finished search's answer to `job`, after `elapsed` solving time.
+pub(super) fn found<E: Engine>(solver: &E, job: &Job<E::Puzzle>, elapsed: Duration) -> Found {
+    let (count, complete, stats) = solver.report();
+    Found {
+        verdict: Verdict::of(complete, count),
+        solution: solver.first_solution().map(|s| E::any(s, job.form)),
+        count,
+        stats,
+        elapsed,
+    }
+}
+
 impl Engine for Solver {
-    type Job = Job;
-    fn restart(&mut self, job: &Job) {
-        Solver::restart(self, &job.grid, job.limit);
-    }
-    fn resume(&mut self, nodes: u64) -> Progress {
-        Solver::resume(self, nodes)
-    }
-    fn nodes(&self) -> u64 {
-        self.answer().stats.nodes
-    }
-    fn outcome(&self) -> pb::Outcome {
-        outcome(&self.answer())
-    }
-    fn solution(&self, job: &Job, elapsed: Duration) -> pb::Solution {
-        to_pb(&self.answer(), job, elapsed)
-    }
-    fn take(job: &Job) -> Box<Solver> {
+    fn take(job: &Job<Grid>) -> Box<Solver> {
         Box::new(Solver::new(&job.grid, job.limit))
     }
     fn give(_: Box<Solver>) {}
     fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Solver>()
     }
+    fn any(puzzle: Grid, form: crate::service::work::Form) -> AnyGrid {
+        AnyGrid::Nine(puzzle, form)
+    }
     #[cfg(feature = "test-hooks")]
-    fn hooked(shared: &Shared, job: &Job) -> bool {
+    fn hooked(shared: &Shared, job: &Job<Grid>) -> bool {
         shared.panic_on == Some(job.grid)
     }
 }
 
 impl Engine for SizedSolver {
-    type Job = SizedJob;
-    fn restart(&mut self, job: &SizedJob) {
-        SizedSolver::restart(self, &job.grid, job.limit);
-    }
-    fn resume(&mut self, nodes: u64) -> Progress {
-        SizedSolver::resume(self, nodes)
-    }
-    fn nodes(&self) -> u64 {
-        self.answer().stats.nodes
-    }
-    fn outcome(&self) -> pb::Outcome {
-        let a = self.answer();
-        outcome_of(a.complete, a.count)
-    }
-    fn solution(&self, job: &SizedJob, elapsed: Duration) -> pb::Solution {
-        sized_answer_to_pb(&self.answer(), self.solution().as_ref(), job, elapsed)
-    }
-    fn take(job: &SizedJob) -> Box<SizedSolver> {
+    fn take(job: &Job<SizedGrid>) -> Box<SizedSolver> {
         take_sized_solver(&job.grid)
     }
     fn give(solver: Box<SizedSolver>) {
@@ -126,6 +98,9 @@ impl Engine for SizedSolver {
     }
     fn heap_bytes(&self) -> usize {
         SizedSolver::heap_bytes(self)
+    }
+    fn any(puzzle: SizedGrid, form: crate::service::work::Form) -> AnyGrid {
+        AnyGrid::Sized(puzzle, form)
     }
 }
 
@@ -141,25 +116,7 @@ pub(super) enum Sliced {
 /// `turn` is over (asked after each slice, so a turn always makes
 /// progress), checking the deadline and `cancelled` before each slice.
 /// `elapsed` is the solving time so far.
-pub(super) fn slices(
-    shared: &Shared,
-    solver: &mut Solver,
-    budget: u64,
-    deadline: Option<Instant>,
-    cancelled: &dyn Fn() -> bool,
-    elapsed: Duration,
-    turn: &Turn,
-) -> Result<Searched, Failure> {
-    Ok(
-        match slices_of(shared, solver, budget, deadline, cancelled, elapsed, turn)? {
-            Sliced::Done(elapsed) => Searched::Done(solver.answer(), elapsed),
-            Sliced::Paused(elapsed) => Searched::Paused(elapsed),
-        },
-    )
-}
-
-/// [`slices`] for either engine.
-pub(super) fn slices_of<S: Engine>(
+pub(super) fn slices<S: Engine>(
     shared: &Shared,
     solver: &mut S,
     budget: u64,
@@ -177,9 +134,9 @@ pub(super) fn slices_of<S: Engine>(
         if cancelled() {
             return Err(Failure::Cancelled);
         }
-        let nodes = solver.nodes();
+        let nodes = nodes_of(solver);
         if nodes >= limits.max_nodes {
-            return Ok(done(shared, solver.outcome(), elapsed));
+            return Ok(done(shared, solver.verdict(), elapsed));
         }
         if nodes >= budget {
             return Ok(Sliced::Paused(elapsed));
@@ -188,10 +145,10 @@ pub(super) fn slices_of<S: Engine>(
             .min(budget - nodes)
             .min(limits.slice_nodes);
         let started = Instant::now();
-        let progress = solver.resume(step);
+        let progress = solver.go_on(step);
         elapsed += started.elapsed();
         if progress != Progress::Paused {
-            return Ok(done(shared, solver.outcome(), elapsed));
+            return Ok(done(shared, solver.verdict(), elapsed));
         }
         if turn.over() {
             return Ok(Sliced::Paused(elapsed));
@@ -201,12 +158,12 @@ pub(super) fn slices_of<S: Engine>(
 
 /// A finished search, counted by outcome while it still counts as solving,
 /// so a puzzle is never counted after the solving gauge says it stopped.
-fn done(shared: &Shared, outcome: pb::Outcome, elapsed: Duration) -> Sliced {
-    shared.gauges.count(match outcome {
-        pb::Outcome::Solved | pb::Outcome::Unspecified => PuzzleOutcome::Solved,
-        pb::Outcome::NoSolution => PuzzleOutcome::NoSolution,
-        pb::Outcome::MultipleSolutions => PuzzleOutcome::MultipleSolutions,
-        pb::Outcome::WorkLimitReached => PuzzleOutcome::WorkLimitReached,
+fn done(shared: &Shared, verdict: Verdict, elapsed: Duration) -> Sliced {
+    shared.gauges.count(match verdict {
+        Verdict::Solved => PuzzleOutcome::Solved,
+        Verdict::NoSolution => PuzzleOutcome::NoSolution,
+        Verdict::NotUnique => PuzzleOutcome::MultipleSolutions,
+        Verdict::WorkLimit => PuzzleOutcome::WorkLimitReached,
     });
     Sliced::Done(elapsed)
 }
