@@ -31,8 +31,8 @@ fuzz_target!(|data: &[u8]| {
                     Format::Line,
                     Format::Json(Style { ints: true, flat: false, blank: Blank::Dot }),
                     Format::Json(Style { ints: false, flat: true, blank: Blank::Zero }),
-                    Format::Grid { spaced: true },
-                    Format::Grid { spaced: false },
+                    Format::grid(true),
+                    Format::grid(false),
                 ] {
                     let w = write_grid(g, f);
                     let back = read_puzzles(&w);

@@ -862,8 +862,9 @@ async fn a_2_gib_line_is_one_error_in_bounded_memory_through_a_server() {
         .unwrap();
 }
 
-/// The reader of other sizes: a 4x4 puzzle, a line of 256 MiB, the puzzle
-/// again. The long line is one error naming line 2, both puzzles are
+/// The reader at other sizes: a 4x4 puzzle, a line of 256 MiB, the puzzle
+/// again. The long line is one error naming line 2 (its start echoed, as
+/// at 9x9), both puzzles are
 /// answered in their places, and memory stays bounded (at most 1 MiB of a
 /// line is kept).
 #[test]
@@ -884,7 +885,11 @@ fn a_long_line_of_another_size_is_one_error_in_bounded_memory() {
     assert_eq!(lines[0], FOUR.1);
     assert_eq!(
         lines[1],
-        format!("# error: line 2: {LEN} bytes, longer than any grid (1048576 at most)")
+        format!(
+            "{}...  # error: line 2: too long ({LEN} bytes without a line break); \
+             a puzzle takes 16 characters",
+            ".".repeat(16)
+        )
     );
     assert_eq!(lines[2], FOUR.1);
     assert!(kb > 0 && kb < 64 * 1024, "peak RSS {kb} kB");

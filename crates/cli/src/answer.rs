@@ -8,7 +8,6 @@ use std::sync::Arc;
 use clap::ValueEnum;
 use serde::Serialize;
 
-use super::sized_text::Layout;
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
 use sudoku_core::puzzle::text::Format;
 use sudoku_core::puzzle::{CELLS, Grid};
@@ -46,11 +45,10 @@ pub(super) enum Echo {
     Grid(Grid),
     Raw(String),
     /// A record of another size: its box (`None` when the run has none to
-    /// give it, see `sniff::needs_box`), how it was written (its solution
-    /// is written the same way) and its text as given.
+    /// give it, see `sniff::needs_box`) and its text as given (its
+    /// solution is written in the record's format, [`Meta::format`]).
     Sized {
         shape: Option<Shape>,
-        layout: Layout,
         raw: String,
     },
 }

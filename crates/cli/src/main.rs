@@ -32,7 +32,7 @@
 //! | `sniff.rs` | the size an input's first record tells |
 //! | `tally.rs` | what `sudoku bench` counts, and a process's CPU and memory |
 //! | `answer.rs` | a puzzle of any size, how its search ended, its `--output jsonl` object |
-//! | `sized_text.rs` | grids of any size as text: records, layouts, `--box` |
+//! | `sized_text.rs` | `--box RxC`, the format `--format` asks an answer in, a failed record echoed (the reader and writer are core's `puzzle::text`) |
 //! | `words.rs` | people's words: server messages, gRPC code names, faults |
 //! | `connect.rs` | a channel to one server or several |
 

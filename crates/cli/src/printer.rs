@@ -11,11 +11,12 @@ use clap::ValueEnum;
 
 use super::answer::{Answer, Done, Echo, Meta, Outcome, Output, Puzzle, write_json_of};
 use super::progress::{Counts, Say};
-use super::sized_text::{Layout, marked, write};
+use super::sized_text::{as_asked, marked};
 use super::window::Window;
 use super::words::puzzles;
 use sudoku_core::puzzle::CELLS;
-use sudoku_core::puzzle::text::{Format, write_grid};
+use sudoku_core::puzzle::sized::SizedGrid;
+use sudoku_core::puzzle::text::{Format, write_grid, write_values};
 
 /// How to lay out solutions in text output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -314,11 +315,7 @@ impl Printer {
             if done.outcome == Outcome::NotUnique {
                 summary.not_unique += 1;
             }
-            if what.starts_with("line ") {
-                self.say.line(what);
-            } else {
-                self.say.line(&format!("line {}: {what}", meta.line));
-            }
+            self.say.line(&at_line(meta.line, what));
         }
         if self.print.quiet {
             return Ok(());
@@ -326,13 +323,13 @@ impl Printer {
         if self.print.output == Output::Jsonl {
             return write_json_of(out, meta, done);
         }
-        if let Echo::Sized { layout, raw, .. } = &meta.echo {
-            return self.print_sized(out, meta.line, *layout, raw, done, complaint);
+        if let Echo::Sized { raw, .. } = &meta.echo {
+            return self.print_sized(out, meta.line, meta.format, raw, done, complaint);
         }
         let fmt = match self.print.format {
             OutputFormat::Auto => meta.format,
             OutputFormat::Line => Format::Line,
-            OutputFormat::Grid => Format::Grid { spaced: true },
+            OutputFormat::Grid => Format::grid(true),
         };
         let multi_line = fmt != Format::Line;
         // The common line, a solution on one line, as bytes: no String and
@@ -376,7 +373,7 @@ impl Printer {
         &self,
         out: &mut impl Write,
         line: usize,
-        layout: Layout,
+        format: Format,
         raw: &str,
         done: &Done,
         complaint: Option<String>,
@@ -392,14 +389,10 @@ impl Printer {
         };
         match (solution, complaint) {
             (Some(s), None) => {
-                writeln!(
-                    out,
-                    "{}",
-                    write(s, layout.as_asked(asked, s.shape().side()))
-                )
+                writeln!(out, "{}", write_sized(s, format, asked))
             }
             (Some(s), Some(what)) if done.outcome == Outcome::NotUnique => {
-                let body = write(s, layout.as_asked(asked, s.shape().side()));
+                let body = write_sized(s, format, asked);
                 match body.contains('\n') {
                     true => writeln!(out, "{body}\n# {what}"),
                     false => writeln!(out, "{body}  # {what}"),
@@ -410,9 +403,24 @@ impl Printer {
                 writeln!(
                     out,
                     "{}",
-                    marked(raw, &format!("# error: line {line}: {why}"))
+                    marked(raw, &format!("# error: {}", at_line(line, &why)))
                 )
             }
         }
+    }
+}
+
+/// A sized solution in the format its record was written in, or the one
+/// `--format` asks (`asked`, see [`as_asked`]).
+fn write_sized(s: &SizedGrid, format: Format, asked: Option<bool>) -> String {
+    let side = s.shape().side();
+    write_values(s.values(), side, as_asked(format, asked, side))
+}
+
+/// `why` a record failed, naming its line `line` unless it already does.
+fn at_line(line: usize, why: &str) -> String {
+    match why.starts_with("line ") {
+        true => why.to_string(),
+        false => format!("line {line}: {why}"),
     }
 }

@@ -4,16 +4,15 @@
 //! [`Puzzle::Sized`], with the layout its solution is written back in.
 //! A 9x9 grid of 3x3 boxes always takes the 9x9 reader and engine.
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::sync::Arc;
 
 use anyhow::anyhow;
 
 use super::answer::{Echo, Meta, Puzzle};
-use super::sized_text::Records;
 use super::sniff::{Sniffed, needs_box};
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
-use sudoku_core::puzzle::text::Format;
+use sudoku_core::puzzle::text::Reader;
 
 /// The grids of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +72,7 @@ impl Grids {
 /// The records of a run of another size, read one at a time as the
 /// pipeline takes them.
 pub(super) struct SizedRecords {
-    records: Records<BufReader<Box<dyn Read + Send>>>,
+    records: Reader<Box<dyn Read + Send>, Vec<u32>>,
     /// The run's box; `None` when it needs `--box`.
     shape: Option<Shape>,
     side: usize,
@@ -91,7 +90,7 @@ impl SizedRecords {
             Grids::Nine => (Some(Shape::CLASSIC), 9),
         };
         SizedRecords {
-            records: Records::new(BufReader::with_capacity(1 << 16, input), side),
+            records: Reader::of_side(input, side),
             shape,
             side,
         }
@@ -99,7 +98,7 @@ impl SizedRecords {
 
     /// True when a record can be read without waiting for the input.
     pub(super) fn has_buffered(&self) -> bool {
-        self.records.has_ready() || !self.records.input().buffer().is_empty()
+        self.records.has_buffered()
     }
 
     /// The next record; `None` at the end of the input, `Err` when it
@@ -109,13 +108,10 @@ impl SizedRecords {
             Ok(r) => r,
             Err(e) => return Some(Err(e)),
         };
-        let puzzle = match (&r.cells, self.shape) {
+        let puzzle = match (&r.puzzle, self.shape) {
             (_, None) => Err(needs_box(self.side)),
-            // The record's own errors name the line; the output does too.
-            (Err(e), _) => Err(e
-                .strip_prefix(&format!("line {}: ", r.line))
-                .unwrap_or(e)
-                .to_string()),
+            // The reader's errors name the line (and column).
+            (Err(e), _) => Err(e.clone()),
             (Ok(c), Some(shape)) => SizedGrid::from_cells(shape, c)
                 .and_then(|g| g.check_givens().map(|()| g))
                 .map(|g| Puzzle::Sized(Arc::new(g)))
@@ -123,11 +119,9 @@ impl SizedRecords {
         };
         let meta = Meta {
             line: r.line,
-            // Unused: the echo says how to write the record.
-            format: Format::Line,
+            format: r.format,
             echo: Echo::Sized {
                 shape: self.shape,
-                layout: r.layout,
                 raw: r.raw,
             },
         };

@@ -5,9 +5,7 @@ use std::io::Read;
 
 use sudoku_core::puzzle::json;
 use sudoku_core::puzzle::sized::Shape;
-use sudoku_core::puzzle::text::BOM;
-
-use super::sized_text::{cells_of, side_for};
+use sudoku_core::puzzle::text::{BOM, cells_of};
 
 /// What the first record of an input without `--box` says about the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,13 +23,30 @@ pub(super) enum Sniffed {
 /// record of a file (see [`side_for`]): `None` for 9x9 and for what is not
 /// a grid here.
 fn side_of(line: &str) -> Option<usize> {
-    let (cells, _, _) = cells_of(line);
-    let k = cells.len();
-    if k == 81 || k == 9 || k < 2 || cells.iter().any(Option::is_none) {
+    let mut values = Vec::new();
+    let cells = cells_of(line, 0, 0, &mut values);
+    let k = values.len();
+    if k == 81 || k == 9 || k < 2 || cells.bad.is_some() {
         return None;
     }
-    let n = side_for(&cells);
+    let n = side_for(&values);
     (n <= sudoku_core::puzzle::sized::MAX_SIDE).then_some(n)
+}
+
+/// The side of the grids of a file whose first record starts with a line
+/// of `cells`. A line of N*N cells is one record of side N (N >= 4); a row
+/// of N cells starts a block of side N (so 4 cells are a 4x4 row, not a
+/// 2x2 grid). 16 cells are a 4x4 line unless a value above 4 says they are
+/// a 16x16 row.
+fn side_for(cells: &[u32]) -> usize {
+    let k = cells.len();
+    let root = k.isqrt();
+    let max = cells.iter().copied().max().unwrap_or(0) as usize;
+    if root * root == k && root >= 4 && max <= root {
+        root
+    } else {
+        k
+    }
 }
 
 /// A line as the sniffer reads it: trimmed, and for the input's first
@@ -139,7 +154,7 @@ pub(super) fn needs_box(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sized_text::records;
+    use crate::sized_text::tests::records;
 
     #[test]
     fn the_first_json_board_tells_the_side() {
@@ -189,11 +204,13 @@ mod tests {
         assert_eq!(rs.len(), 3);
         assert!(
             rs[1]
-                .cells
+                .puzzle
                 .as_ref()
-                .is_err_and(|e| e.starts_with("line 2: 81 cells"))
+                .is_err_and(|e| e.starts_with("line 2: found 81 cells")),
+            "{:?}",
+            rs[1].puzzle
         );
-        assert!(rs[2].cells.is_ok());
+        assert!(rs[2].puzzle.is_ok());
         assert_eq!(needs_box(6), "a 6x6 grid needs --box 2x3 or --box 3x2");
     }
 }

@@ -1,44 +1,66 @@
 //! Reading puzzles from text as people and pipelines write them, and writing
-//! solutions back in the same shape.
+//! solutions back in the same shape: one reader and one writer for grids of
+//! every side (see docs/sizes.md), the 9x9 grid read the fast way.
 //!
-//! Accepted, mixed freely in one input:
-//! - 81-character lines: '1'-'9', '.' or '0' for blanks; text after the 81
-//!   characters is ignored (ratings, comments).
-//! - 9-line blocks: one row per line, 9 cells separated by spaces or not,
-//!   '.' or '0' for blanks; `|`, `-` and `+` box rulers are ignored.
+//! Accepted, mixed freely in one input, for a side N:
+//! - lines of N*N cells: '1'-'9' (and 'A'-'Z' above 9), '.' or '0' for
+//!   blanks; text after the cells is ignored (ratings, comments). Above
+//!   side 9, a line of N*N integers separated by spaces or commas too.
+//! - N-line blocks: one row per line, N cells separated by spaces or not;
+//!   `|`, `-` and `+` box rulers are ignored.
 //! - JSON boards, as in `[["5","3",".",...],...]` or `[[5,3,0,...],...]`,
 //!   laid out in any way, one after another or in one array of boards:
 //!   see [`super::json`].
 //!
 //! Lines starting with '#' and blank lines are skipped.
+//!
+//! [`Reader::new`] reads 9x9 grids into [`Grid`]s, an 81-character line
+//! straight from the input buffer; [`Reader::of_side`] reads any side into
+//! its values. Both are the one reader below.
 
 use super::json::{self, Piece, Scanner};
+use super::sized::{char_value, value_char};
 use super::{CELLS, Grid};
 
 /// The shape a puzzle was written in; solutions are written back in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// One 81-character line.
+    /// One line of characters, one a cell (an 81-character line at 9x9).
     Line,
-    /// Nine lines of nine cells, separated by single spaces when `spaced`.
+    /// One line of integers, separated by spaces or commas.
+    Ints,
+    /// N lines of N cells, separated by single spaces when `spaced`;
+    /// integers when `ints`.
     Grid {
         /// Cells separated by spaces.
         spaced: bool,
+        /// Cells written as integers.
+        ints: bool,
     },
     /// A JSON board, cells as integers or strings as it was written; an
     /// answer is written on one line.
     Json(json::Style),
 }
 
+impl Format {
+    /// A 9x9 grid of rows of digits, separated by spaces or not.
+    pub const fn grid(spaced: bool) -> Format {
+        Format::Grid {
+            spaced,
+            ints: false,
+        }
+    }
+}
+
 /// One puzzle read from the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct Entry<P = Grid> {
     /// 1-based line number where the puzzle starts.
     pub line: usize,
     /// The shape it was written in.
     pub format: Format,
     /// The puzzle, or why it could not be read (a sentence naming the spot).
-    pub puzzle: Result<Grid, String>,
+    pub puzzle: Result<P, String>,
     /// The input text of the puzzle, as read (for echoing failures). Empty
     /// for a sound puzzle ([`Entry::givens_ok`]) of a reader made
     /// [`Reader::raw_of_failures_only`].
@@ -46,50 +68,206 @@ pub struct Entry {
     /// True when the reader checked the givens while reading them and they
     /// keep the rules (no digit twice in a row, column or box), so
     /// [`Grid::check_givens`] would return `Ok`. False when they do not, or
-    /// when it did not look (9-line grids and JSON boards): the caller
-    /// checks those itself.
+    /// when it did not look (9-line grids, JSON boards, other sides): the
+    /// caller checks those itself.
     pub givens_ok: bool,
 }
 
-fn is_cell(c: char) -> bool {
-    matches!(c, '0'..='9' | '.')
+/// What the reader makes of a record's cells: a 9x9 [`Grid`], or the
+/// values of a grid of any side (`Vec<u32>`, N*N of them row-major, 0 a
+/// blank; their range is the grid's to check, as it knows the box).
+pub trait Board: Sized {
+    /// The board of `values` (N*N, row-major), or why not, for the record
+    /// at `line`.
+    fn of_values(values: &[u32], line: usize) -> Result<Self, String>;
+    /// The board of a line's N*N cell characters (all of them cells), and
+    /// whether its givens keep the rules when the board looks while
+    /// reading (false: not looked at).
+    fn of_chars(cells: &[u8], line: usize) -> Result<(Self, bool), String> {
+        let values: Vec<u32> = cells.iter().map(|&b| u32::from(cell_value(b))).collect();
+        Ok((Self::of_values(&values, line)?, false))
+    }
+    /// Whether lines of N*N cells are taken straight from the input buffer
+    /// (the 9x9 grid's fast path, see [`Reader::next`]).
+    const IN_PLACE: bool = false;
 }
 
-fn cell_value(c: char) -> u8 {
-    match c {
-        '1'..='9' => c as u8 - b'0',
-        _ => 0,
+impl Board for Grid {
+    fn of_values(values: &[u32], line: usize) -> Result<Grid, String> {
+        let mut cells = [0u8; CELLS];
+        for (i, (&v, c)) in values.iter().zip(&mut cells).enumerate() {
+            if v > 9 {
+                return Err(format!(
+                    "line {line}: row {}, column {}: value {v} is out of range; expected 0-9",
+                    i / 9 + 1,
+                    i % 9 + 1
+                ));
+            }
+            *c = v as u8;
+        }
+        Ok(Grid(cells))
+    }
+
+    fn of_chars(cells: &[u8], _line: usize) -> Result<(Grid, bool), String> {
+        let cells: &[u8; CELLS] = cells.try_into().map_err(|_| String::new())?;
+        Grid::scan(cells).ok_or_else(String::new)
+    }
+
+    const IN_PLACE: bool = true;
+}
+
+impl Board for Vec<u32> {
+    fn of_values(values: &[u32], _line: usize) -> Result<Vec<u32>, String> {
+        Ok(values.to_vec())
     }
 }
 
-/// Longest line the reader keeps, in bytes; the rest of a longer line is
-/// read and dropped, so one line without a newline (a binary file, a
-/// runaway generator) costs this much memory and no more.
+/// The value of cell character byte `b` (a digit, a letter or '.').
+fn cell_value(b: u8) -> u8 {
+    char_value(char::from(b)).unwrap_or(0)
+}
+
+/// Whether `b` is a cell of a grid of side `side` written in characters:
+/// a digit or '.', and above side 9 a letter.
+fn is_cell_byte(b: u8, side: usize) -> bool {
+    match b {
+        b'0'..=b'9' | b'.' => true,
+        b'A'..=b'Z' | b'a'..=b'z' => side > 9,
+        _ => false,
+    }
+}
+
+/// Longest line the reader keeps at 9x9, in bytes; the rest of a longer
+/// line is read and dropped, so one line without a newline (a binary file,
+/// a runaway generator) costs this much memory and no more.
 pub const MAX_LINE: usize = 64 * 1024;
 
-/// Lines with this many cells (or bad characters) or fewer look like one
-/// row of a grid: a fault in one is reported as the fault of the grid it
-/// belongs to, so the grid's other rows do not become puzzles of their own.
-const ROW_LIKE: usize = 17;
+/// Longest line kept at other sides: a 64x64 record of integers with
+/// separators is about 16 KB.
+pub const MAX_SIZED_LINE: usize = 1 << 20;
+
+/// What one line holds besides its cells' values: how many tokens (cells
+/// and bad characters or words), whether cells were spaced or integers,
+/// and the first bad character or word with its column.
+pub struct Cells {
+    /// Cells and faults.
+    pub tokens: usize,
+    /// Cells separated by spaces.
+    pub spaced: bool,
+    /// Cells written as integers.
+    pub ints: bool,
+    /// The first fault: its 1-based column and what stands there.
+    pub bad: Option<(usize, String)>,
+}
+
+/// Reads the cells of `line` (trimmed; `indent` characters were cut from
+/// its start) for a grid of side `side` (0: not known yet), their values
+/// into `values` (cleared first). Characters, one a cell, unless the side
+/// is above 9 (or not known) and the line holds commas or words of several
+/// characters: then integers. Rulers (`|`, `-`, `+`) and commas between
+/// cells are skipped.
+pub fn cells_of(line: &str, indent: usize, side: usize, values: &mut Vec<u32>) -> Cells {
+    values.clear();
+    let words = || {
+        line.split(|c: char| c.is_whitespace() || matches!(c, '|' | '+' | ','))
+            .filter(|w| !w.is_empty() && !w.chars().all(|c| c == '-'))
+    };
+    let wide = side == 0 || side > 9;
+    let ints =
+        wide && words().nth(1).is_some() && (line.contains(',') || words().any(|w| w.len() > 1));
+    let mut cells = Cells {
+        tokens: 0,
+        spaced: false,
+        ints,
+        bad: None,
+    };
+    if ints {
+        cells.spaced = true;
+        for (col, word) in word_columns(line) {
+            cells.tokens += 1;
+            match word {
+                "." => values.push(0),
+                w => match w.parse::<u32>() {
+                    Ok(v) => values.push(v),
+                    Err(_) => {
+                        cells.bad.get_or_insert((indent + col, w.to_string()));
+                    }
+                },
+            }
+        }
+        return cells;
+    }
+    for (col, c) in line.chars().enumerate() {
+        if c.is_ascii() && is_cell_byte(c as u8, side.max(if wide { 35 } else { 9 })) {
+            values.push(u32::from(cell_value(c as u8)));
+            cells.tokens += 1;
+        } else if c.is_whitespace() {
+            cells.spaced = true;
+        } else if !matches!(c, '|' | '-' | '+' | ',') {
+            cells.tokens += 1;
+            cells.bad.get_or_insert((indent + col + 1, c.to_string()));
+        }
+    }
+    cells
+}
+
+/// The words of `line` (as [`cells_of`] splits them) with their 1-based
+/// columns.
+fn word_columns(line: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut col = 0usize;
+    let mut start = None;
+    let mut out = Vec::new();
+    for (i, c) in line.char_indices() {
+        col += 1;
+        let sep = c.is_whitespace() || matches!(c, '|' | '+' | ',');
+        match (sep, start) {
+            (false, None) => start = Some((i, col)),
+            (true, Some((s, at))) => {
+                out.push((at, &line[s..i]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((s, at)) = start {
+        out.push((at, &line[s..]));
+    }
+    out.into_iter()
+        .filter(|(_, w)| !w.chars().all(|c| c == '-'))
+}
+
+/// The characters a grid of side `side` is written in, for messages.
+fn expected_chars(side: usize) -> String {
+    match side {
+        0..=9 => format!(
+            "expected '1'-'{}', '.' or '0'",
+            value_char(side.max(1) as u8)
+        ),
+        _ => format!(
+            "expected '1'-'9', 'A'-'{}', '.' or '0'",
+            value_char(side.min(35) as u8)
+        ),
+    }
+}
 
 struct Block {
     start: usize,
     rows: usize,
-    cells: [u8; CELLS],
     raw: String,
     format: Format,
     error: Option<String>,
 }
 
 impl Block {
-    fn into_entry(self) -> Entry {
+    /// The block's entry, its cells' values in `values`.
+    fn into_entry<P: Board>(self, side: usize, values: &[u32]) -> Entry<P> {
         let puzzle = match self.error {
             Some(e) => Err(e),
-            None if self.rows < 9 => Err(format!(
-                "line {}: incomplete grid: {} of 9 rows",
+            None if self.rows < side => Err(format!(
+                "line {}: incomplete grid: {} of {side} rows",
                 self.start, self.rows
             )),
-            None => Ok(Grid(self.cells)),
+            None => P::of_values(values, self.start),
         };
         Entry {
             line: self.start,
@@ -109,15 +287,22 @@ impl Block {
 }
 
 /// Reads puzzles one record at a time from a byte stream: memory stays
-/// that of one line (at most [`MAX_LINE`]) and one grid, however long the
-/// input. Yields entries in input order; an `Err` (a read error, or input
-/// that is not text) ends the stream.
-pub struct Reader<R> {
+/// that of one line (at most [`MAX_LINE`], [`MAX_SIZED_LINE`] above 9x9)
+/// and one grid, however long the input. Yields entries in input order; an
+/// `Err` (a read error, or input that is not text) ends the stream.
+pub struct Reader<R, P = Grid> {
     inner: std::io::BufReader<R>,
+    /// N: the grids' side.
+    side: usize,
+    max_line: usize,
     line_no: usize,
     buf: Vec<u8>,
+    /// The grid being read, its values so far in `block_values`.
     block: Option<Block>,
-    ready: std::collections::VecDeque<Entry>,
+    block_values: Vec<u32>,
+    /// The values of the line being read.
+    line_values: Vec<u32>,
+    ready: std::collections::VecDeque<Entry<P>>,
     done: bool,
     /// Keep `raw` of sound puzzles too (see [`Reader::raw_of_failures_only`]).
     raw_of_all: bool,
@@ -126,13 +311,31 @@ pub struct Reader<R> {
 }
 
 impl<R: std::io::Read> Reader<R> {
-    /// A reader over `inner`, buffered here.
+    /// A reader of 9x9 grids over `inner`, buffered here.
     pub fn new(inner: R) -> Reader<R> {
+        Reader::with(inner, 9)
+    }
+}
+
+impl<R: std::io::Read> Reader<R, Vec<u32>> {
+    /// A reader of grids of side `side` (4 to 64) over `inner`, buffered
+    /// here: each record's N*N values.
+    pub fn of_side(inner: R, side: usize) -> Reader<R, Vec<u32>> {
+        Reader::with(inner, side.max(1))
+    }
+}
+
+impl<R: std::io::Read, P: Board> Reader<R, P> {
+    fn with(inner: R, side: usize) -> Reader<R, P> {
         Reader {
             inner: std::io::BufReader::with_capacity(64 * 1024, inner),
+            side,
+            max_line: if side == 9 { MAX_LINE } else { MAX_SIZED_LINE },
             line_no: 0,
             buf: Vec::with_capacity(256),
             block: None,
+            block_values: Vec::with_capacity(side * side),
+            line_values: Vec::with_capacity(side * side),
             ready: std::collections::VecDeque::with_capacity(2),
             done: false,
             raw_of_all: true,
@@ -143,7 +346,7 @@ impl<R: std::io::Read> Reader<R> {
     /// Leaves `raw` empty for puzzles read from a line whose givens keep
     /// the rules ([`Entry::givens_ok`] and `Ok`): a caller that echoes the
     /// input only for failures saves copying every line it reads.
-    pub fn raw_of_failures_only(mut self) -> Reader<R> {
+    pub fn raw_of_failures_only(mut self) -> Reader<R, P> {
         self.raw_of_all = false;
         self
     }
@@ -153,9 +356,9 @@ impl<R: std::io::Read> Reader<R> {
     /// line break that is already buffered. Anything else, or an open grid
     /// (whose fault or end the line decides), is left to `advance`; the
     /// entry is the one `advance` would make.
-    fn quick_line(&mut self) -> Option<Entry> {
+    fn quick_line(&mut self) -> Option<Entry<P>> {
         use std::io::BufRead;
-        if self.block.is_some() {
+        if !P::IN_PLACE || self.block.is_some() {
             return None;
         }
         let avail = self.inner.buffer();
@@ -166,7 +369,7 @@ impl<R: std::io::Read> Reader<R> {
         let end = match tail {
             [b'\n', ..] => 0,
             [b'\r', b'\n', ..] => 1,
-            [first, ..] if !is_cell_byte(*first) => {
+            [first, ..] if !is_cell_byte(*first, 9) => {
                 let end = tail.iter().position(|&b| b == b'\n')?;
                 if !tail[..end].iter().all(|&b| (1..0x80).contains(&b)) {
                     return None;
@@ -175,7 +378,7 @@ impl<R: std::io::Read> Reader<R> {
             }
             _ => return None,
         };
-        let (grid, sound) = Grid::scan(cells)?;
+        let (grid, sound) = P::of_chars(cells, self.line_no + 1).ok()?;
         let raw = if self.raw_of_all || !sound {
             // Cells are ASCII.
             cells.iter().map(|&b| char::from(b)).collect()
@@ -203,8 +406,20 @@ impl<R: std::io::Read> Reader<R> {
 
     fn flush_block(&mut self) {
         if let Some(b) = self.block.take() {
-            self.ready.push_back(b.into_entry());
+            let entry = b.into_entry(self.side, &self.block_values);
+            self.block_values.clear();
+            self.ready.push_back(entry);
         }
+    }
+
+    fn open_block(&mut self, n: usize, format: Format) -> &mut Block {
+        self.block.get_or_insert_with(|| Block {
+            start: n,
+            rows: 0,
+            raw: String::new(),
+            format,
+            error: None,
+        })
     }
 
     /// A fault on line `n`: the fault of the open grid when there is one
@@ -213,27 +428,21 @@ impl<R: std::io::Read> Reader<R> {
     /// `tokens` counts the line's cells and bad characters, `cells` its cells.
     ///
     /// Inside an open grid a faulty line is one of its rows however it is
-    /// spoilt (a note after the cells, a tenth digit, bytes that are not
+    /// spoilt (a note after the cells, an extra cell, bytes that are not
     /// text), unless it holds most of a whole puzzle: splitting the grid
-    /// there would make one bad row three failed records and shift every
-    /// answer after it.
+    /// there would make one bad row several failed records and shift every
+    /// answer after it. A line of up to 2N-1 tokens, most of them cells,
+    /// looks like a row.
     fn fault(&mut self, n: usize, raw: &str, msg: String, tokens: usize, cells: usize) {
-        // Only a line that is mostly cells starts a grid of its own.
-        let starts_grid = (1..=ROW_LIKE).contains(&tokens) && cells * 2 >= tokens;
-        let a_row = self.block.is_some() && cells * 2 < CELLS;
+        let side = self.side;
+        let starts_grid = (1..2 * side).contains(&tokens) && cells * 2 >= tokens;
+        let a_row = self.block.is_some() && cells * 2 < side * side;
         if a_row || starts_grid {
-            let b = self.block.get_or_insert_with(|| Block {
-                start: n,
-                rows: 0,
-                cells: [0; CELLS],
-                raw: String::new(),
-                format: Format::Grid { spaced: true },
-                error: None,
-            });
+            let b = self.open_block(n, Format::grid(true));
             b.error.get_or_insert(msg);
             b.rows += 1;
             b.push_raw(raw);
-            if b.rows == 9 {
+            if b.rows == side {
                 self.flush_block();
             }
             return;
@@ -248,12 +457,18 @@ impl<R: std::io::Read> Reader<R> {
         });
     }
 
-    /// The entry of a JSON board: a 9x9 grid, or why not.
-    fn json_entry(&mut self, piece: Piece) -> Entry {
+    /// The entry of a JSON board: a grid of the reader's side, or why not.
+    fn json_entry(&mut self, piece: Piece) -> Entry<P> {
         let Piece { line, raw, board } = piece;
+        let side = self.side;
         let (puzzle, format) = match board {
+            // The JSON reader let no value above the board's side through.
+            Ok(b) if b.side == side => (P::of_values(&b.values, line), Format::Json(b.style)),
             Ok(b) => (
-                grid_of_board(&b.values, b.side, line),
+                Err(format!(
+                    "line {line}: a JSON board of side {}; expected {side} rows of {side} cells",
+                    b.side
+                )),
                 Format::Json(b.style),
             ),
             Err(e) => (Err(e), Format::Json(NO_STYLE)),
@@ -279,7 +494,7 @@ impl<R: std::io::Read> Reader<R> {
                 }
                 continue;
             }
-            let Some(len) = read_line(&mut self.inner, &mut self.buf, MAX_LINE)? else {
+            let Some(len) = read_line(&mut self.inner, &mut self.buf, self.max_line)? else {
                 self.flush_block();
                 self.done = true;
                 return Ok(());
@@ -298,15 +513,21 @@ impl<R: std::io::Read> Reader<R> {
                     ),
                 ));
             }
-            if len > MAX_LINE {
-                let shown = String::from_utf8_lossy(&self.buf[..CELLS]).into_owned();
+            if len > self.max_line {
+                let cells = self.side * self.side;
+                let shown = String::from_utf8_lossy(&self.buf[..cells.min(self.buf.len())]);
+                let shown = shown.into_owned();
+                let takes = match self.side {
+                    0..=35 => format!("{cells} characters"),
+                    _ => format!("{cells} integers"),
+                };
                 self.flush_block();
                 self.ready.push_back(Entry {
                     line: n,
                     format: Format::Line,
                     puzzle: Err(format!(
                         "line {n}: too long ({len} bytes without a line break); \
-                         a puzzle takes 81 characters"
+                         a puzzle takes {takes}"
                     )),
                     raw: shown + "...",
                     givens_ok: false,
@@ -327,7 +548,7 @@ impl<R: std::io::Read> Reader<R> {
                         e.valid_up_to() + 1,
                         buf[e.valid_up_to()]
                     );
-                    self.fault(n, &raw, msg, ROW_LIKE + 1, 0);
+                    self.fault(n, &raw, msg, 2 * self.side, 0);
                     self.buf = buf;
                     continue;
                 }
@@ -358,12 +579,16 @@ impl<R: std::io::Read> Reader<R> {
             }
             return;
         }
-        // An 81-character line; anything after it is commentary. Cells are
-        // ASCII, so bytes and characters agree up to the 82nd.
+        let side = self.side;
+        let all = side * side;
+        // A line of N*N cell characters; anything after it is commentary.
+        // Cells are ASCII, so bytes and characters agree up to there.
         let bytes = line.as_bytes();
-        if let Some((cells, rest)) = bytes.split_first_chunk::<CELLS>()
-            && rest.first().is_none_or(|&b| !is_cell_byte(b))
-            && let Some((g, sound)) = Grid::scan(cells)
+        if side <= 35
+            && bytes.len() >= all
+            && bytes[..all].iter().all(|&b| is_cell_byte(b, side))
+            && bytes.get(all).is_none_or(|&b| !is_cell_byte(b, side))
+            && let Ok((g, sound)) = P::of_chars(&bytes[..all], n)
         {
             self.flush_block();
             self.ready.push_back(Entry {
@@ -371,7 +596,7 @@ impl<R: std::io::Read> Reader<R> {
                 format: Format::Line,
                 puzzle: Ok(g),
                 raw: if self.raw_of_all || !sound {
-                    line[..CELLS].to_string()
+                    line[..all].to_string()
                 } else {
                     String::new()
                 },
@@ -380,66 +605,64 @@ impl<R: std::io::Read> Reader<R> {
             return;
         }
         // Otherwise a row (or a whole line) of cells with separators.
-        let mut cells = [0u8; CELLS];
-        let mut count = 0usize;
-        let mut tokens = 0usize;
-        let mut spaced = false;
-        let mut bad = None;
         // Columns are counted in the line as written, before trimming.
         let indent = raw_line.chars().count() - raw_line.trim_start().chars().count();
-        for (col, c) in line.chars().enumerate() {
-            if is_cell(c) {
-                if count < CELLS {
-                    cells[count] = cell_value(c);
-                }
-                count += 1;
-                tokens += 1;
-            } else if c.is_whitespace() {
-                spaced = true;
-            } else if !matches!(c, '|' | '-' | '+' | ',') {
-                tokens += 1;
-                bad.get_or_insert((indent + col + 1, c));
-            }
-        }
-        if let Some((col, c)) = bad {
-            let msg = format!(
-                "line {n}, column {col}: unexpected character {c:?}; expected '1'-'9', '.' or '0'"
-            );
+        let mut values = std::mem::take(&mut self.line_values);
+        let cells = cells_of(line, indent, side, &mut values);
+        self.row(n, raw_line, &values, cells);
+        self.line_values = values;
+    }
+
+    /// A line of cells (`values`, and what else `cells` says of the line),
+    /// `n` its number: a whole record, a row of a grid, a ruler, or a
+    /// fault.
+    fn row(&mut self, n: usize, raw_line: &str, values: &[u32], cells: Cells) {
+        let Cells {
+            tokens,
+            spaced,
+            ints,
+            bad,
+        } = cells;
+        let (side, count) = (self.side, values.len());
+        let all = side * side;
+        if let Some((col, what)) = bad {
+            let msg = match ints {
+                false => format!(
+                    "line {n}, column {col}: unexpected character {:?}; {}",
+                    what.chars().next().unwrap_or(' '),
+                    expected_chars(side)
+                ),
+                true => format!(
+                    "line {n}, column {col}: unexpected {what:?}; expected a number from 0 to {side} or '.'"
+                ),
+            };
             self.fault(n, raw_line, msg, tokens, count);
             return;
         }
         match count {
             0 => {} // a ruler such as "------+-------+------"
-            CELLS => {
+            c if c == all => {
                 self.flush_block();
                 self.ready.push_back(Entry {
                     line: n,
-                    format: Format::Line,
-                    puzzle: Ok(Grid(cells)),
+                    format: if ints { Format::Ints } else { Format::Line },
+                    puzzle: P::of_values(values, n),
                     raw: raw_line.to_string(),
                     givens_ok: false,
                 });
             }
-            9 => {
-                let b = self.block.get_or_insert_with(|| Block {
-                    start: n,
-                    rows: 0,
-                    cells: [0; CELLS],
-                    raw: String::new(),
-                    format: Format::Grid { spaced },
-                    error: None,
-                });
-                let r = b.rows;
-                b.cells[r * 9..r * 9 + 9].copy_from_slice(&cells[..9]);
+            c if c == side => {
+                self.block_values.extend_from_slice(values);
+                let b = self.open_block(n, Format::Grid { spaced, ints });
                 b.rows += 1;
                 b.push_raw(raw_line);
-                if b.rows == 9 {
+                if b.rows == side {
                     self.flush_block();
                 }
             }
             k => {
                 let msg = format!(
-                    "line {n}: found {k} cells; expected 81 on one line or 9 per row of a grid"
+                    "line {n}: found {k} cells; expected {all} on one line or {side} per row of a grid"
                 );
                 self.fault(n, raw_line, msg, tokens, count);
             }
@@ -447,8 +670,8 @@ impl<R: std::io::Read> Reader<R> {
     }
 }
 
-impl<R: std::io::Read> Iterator for Reader<R> {
-    type Item = std::io::Result<Entry>;
+impl<R: std::io::Read, P: Board> Iterator for Reader<R, P> {
+    type Item = std::io::Result<Entry<P>>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.ready.is_empty()
@@ -475,25 +698,6 @@ const NO_STYLE: json::Style = json::Style {
     flat: false,
     blank: json::Blank::Dot,
 };
-
-/// The 9x9 grid of a JSON board's `values`, read from line `line`.
-fn grid_of_board(values: &[u32], side: usize, line: usize) -> Result<Grid, String> {
-    if side != 9 {
-        return Err(format!(
-            "line {line}: a JSON board of side {side}; expected 9 rows of 9 cells"
-        ));
-    }
-    // The JSON reader let no value above the side through.
-    let mut cells = [0u8; CELLS];
-    for (&v, c) in values.iter().zip(&mut cells) {
-        *c = v as u8;
-    }
-    Ok(Grid(cells))
-}
-
-fn is_cell_byte(b: u8) -> bool {
-    matches!(b, b'0'..=b'9' | b'.')
-}
 
 /// The UTF-8 byte-order mark some editors write before a file's first
 /// line: no character of any puzzle, so readers drop it there.
@@ -535,32 +739,44 @@ pub fn read_line(
     }
 }
 
-/// Reads every puzzle in `text`, stopping at a NUL byte (not text).
+/// Reads every 9x9 puzzle in `text`, stopping at a NUL byte (not text).
 pub fn read_puzzles(text: &str) -> Vec<Entry> {
     Reader::new(text.as_bytes()).map_while(Result::ok).collect()
 }
 
 /// Writes `grid` in `format` (no trailing newline).
 pub fn write_grid(grid: &Grid, format: Format) -> String {
-    let digit = super::digit_char;
     match format {
         Format::Line => grid.to_text(),
-        Format::Grid { spaced } => {
-            let mut s = String::with_capacity(if spaced { 162 } else { 90 });
-            for r in 0..9 {
-                if r > 0 {
-                    s.push('\n');
-                }
-                for c in 0..9 {
-                    if spaced && c > 0 {
-                        s.push(' ');
-                    }
-                    s.push(digit(grid.0[r * 9 + c]));
-                }
-            }
-            s
-        }
-        Format::Json(style) => json::write_board(&grid.0, 9, style),
+        other => write_values(&grid.0, 9, other),
+    }
+}
+
+/// Writes the `values` of a grid of side `side` (row-major, 0 a blank) in
+/// `format` (no trailing newline): characters up to side 35, integers
+/// where the format has them or the side is above 35.
+pub fn write_values(values: &[u8], side: usize, format: Format) -> String {
+    let chars = side <= 35;
+    let cell = |v: u8, ints: bool| match ints || !chars {
+        true => v.to_string(),
+        false => value_char(v).to_string(),
+    };
+    match format {
+        Format::Json(style) => json::write_board(values, side, style),
+        Format::Line if chars => values.iter().map(|&v| value_char(v)).collect(),
+        Format::Line | Format::Ints => values
+            .iter()
+            .map(|&v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        Format::Grid { ints, spaced } => values
+            .chunks(side.max(1))
+            .map(|row| {
+                let parts: Vec<String> = row.iter().map(|&v| cell(v, ints)).collect();
+                parts.join(if spaced || ints || !chars { " " } else { "" })
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
     }
 }
 
@@ -586,11 +802,11 @@ mod tests {
     fn spaced_grid_round_trips() {
         let e = read_puzzles(SPACED);
         assert_eq!(e.len(), 1);
-        assert_eq!(e[0].format, Format::Grid { spaced: true });
+        assert_eq!(e[0].format, Format::grid(true));
         let g = e[0].puzzle.clone().unwrap();
         assert_eq!(g.to_text(), LINE);
         assert_eq!(
-            write_grid(&g, Format::Grid { spaced: true }).replace('.', "0") + "\n",
+            write_grid(&g, Format::grid(true)).replace('.', "0") + "\n",
             SPACED
         );
     }
@@ -747,7 +963,7 @@ mod tests {
         let text = "53..7....\n6..195...\n.98....6.\n------\n8...6...3\n4..8.3..1\n7...2...6\n.6....28.\n...419..5\n....8..79\n";
         let e = read_puzzles(text);
         assert_eq!(e.len(), 1);
-        assert_eq!(e[0].format, Format::Grid { spaced: false });
+        assert_eq!(e[0].format, Format::grid(false));
         assert_eq!(e[0].puzzle.clone().unwrap().to_text(), LINE);
     }
 
@@ -885,7 +1101,7 @@ mod tests {
         assert!(e[3].puzzle.is_err(), "82 cells");
         assert_eq!(e[4].puzzle.as_ref().map(Grid::to_text), Ok(clash.clone()));
         assert!(e[7].puzzle.is_err(), "not UTF-8");
-        assert_eq!(e[8].format, Format::Grid { spaced: true });
+        assert_eq!(e[8].format, Format::grid(true));
         assert!(quick[10].is_err(), "a NUL byte");
         // Without raw for sound puzzles: the same entries, raw kept only
         // where something can fail.
