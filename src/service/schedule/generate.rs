@@ -20,7 +20,6 @@ use sudoku_core::generate::sized::{SizedFound, SizedMaker, SizedPoll, SizedSearc
 use sudoku_core::generate::{Generated, Poll, Search, Target};
 use sudoku_core::logic::Rating;
 use sudoku_core::puzzle::sized::{Shape, SizedGrid};
-use sudoku_core::solver::Solver;
 use sudoku_core::solver::sized::SizedSolver;
 
 impl Sudoku {
@@ -51,41 +50,34 @@ impl Sudoku {
         let Ok(_permit) = self.shared.permits.acquire().await else {
             return Err(Failure::ShuttingDown);
         };
-        if let Some((shape, options)) = plan.shape {
-            let (reply, replied) = oneshot::channel();
-            self.shared.pool.submit(
-                tenant,
-                Box::new(SizedGenerateWork {
-                    shared: self.shared.clone(),
-                    shape,
-                    index,
-                    search: SizedSearch::new(
-                        shape,
-                        plan.seed,
-                        u64::from(index),
-                        options,
-                        plan.target,
-                    ),
-                    solver: None,
-                    charge,
-                    pending: Pending::new(deadline, reply),
-                }),
-            );
-            return Ok(Made::Sized(reply_by(replied, deadline).await??));
-        }
         let (reply, replied) = oneshot::channel();
-        self.shared.pool.submit(
-            tenant,
-            Box::new(GenerateWork {
-                shared: self.shared.clone(),
-                search: Search::new(plan.seed, u64::from(index), plan.options),
-                target: plan.target,
+        let pending = Pending::new(deadline, reply);
+        let (shared, seed) = (self.shared.clone(), plan.seed);
+        let work: Box<dyn Work> = match plan.shape {
+            Some((shape, options)) => Box::new(GenerateWork {
+                shared,
+                maker: SizedMaking {
+                    shape,
+                    search: SizedSearch::new(shape, seed, u64::from(index), options, plan.target),
+                    solver: None,
+                },
                 index,
-                _charge: charge,
-                pending: Pending::new(deadline, reply),
+                charge,
+                pending,
             }),
-        );
-        Ok(Made::Nine(reply_by(replied, deadline).await??))
+            None => Box::new(GenerateWork {
+                shared,
+                maker: NineMaking {
+                    search: Search::new(seed, u64::from(index), plan.options),
+                    target: plan.target,
+                },
+                index,
+                charge,
+                pending,
+            }),
+        };
+        self.shared.pool.submit(tenant, work);
+        reply_by(replied, deadline).await?
     }
 }
 
@@ -95,77 +87,139 @@ pub(in crate::service) enum Made {
     Sized(SizedFound),
 }
 
-/// The making of one generated puzzle, one attempt at a time, with the
-/// deadline, the caller's presence and the turn checked between attempts
-/// (an attempt takes well under a millisecond).
-struct GenerateWork {
-    shared: Arc<Shared>,
+/// How a step of a making went.
+enum Stepped {
+    Made(Box<Made>),
+    /// Out of attempts, after this many.
+    Exhausted(u64),
+    /// Not yet: step again.
+    Working,
+}
+
+/// A maker as the scheduler drives it, one short step at a time (an
+/// attempt, or one clue tried): the 9x9 one in the solver thread's solver,
+/// the sized one in a solver of its own, kept between turns.
+trait Making: Send {
+    /// One step of the making.
+    fn step(&mut self) -> Stepped;
+    /// What the making holds in memory while paused beyond what it was
+    /// charged when it came (`None`: nothing more).
+    fn paused_bytes(&self) -> Option<usize>;
+    /// Gives back what the making borrowed; it is over.
+    fn end(&mut self);
+}
+
+/// The 9x9 maker: attempts in the thread's solver, each well under a
+/// millisecond, so a making never holds a solver between turns.
+struct NineMaking {
     search: Search,
     target: Target,
-    index: u32,
-    /// This task's bytes in its connection's share (none: not charged).
-    _charge: Option<Charge>,
-    pending: Pending<oneshot::Sender<Result<Generated<Rating>, Failure>>>,
 }
 
-impl Work for GenerateWork {
-    fn wanted(&self) -> bool {
-        self.pending.wanted()
-    }
-
-    fn run(&mut self, turn: &Turn) -> Step {
-        with_thread_solver(|solver| self.attempts(solver, turn))
-    }
-}
-
-impl GenerateWork {
-    /// Attempts in `solver` (the thread's: an attempt never spans turns)
-    /// until one is found, none can be, or the turn is over.
-    fn attempts(&mut self, solver: &mut Solver, turn: &Turn) -> Step {
-        let _guard = SolvingGuard::start(&self.shared.gauges);
+impl Making for NineMaking {
+    fn step(&mut self) -> Stepped {
         let target = self.target;
-        let result = loop {
-            if past(self.pending.deadline()) {
-                break Err(Failure::DeadlineExceeded);
-            }
-            if self.pending.cancelled() {
-                return Step::Done;
-            }
-            match self.search.step(solver, &mut |c| target.accept(c)) {
-                Poll::Found(made) => break Ok(made),
-                Poll::Exhausted { attempts } => {
-                    break Err(Failure::GenerateExhausted {
-                        index: self.index,
-                        attempts,
-                    });
-                }
-                Poll::Working if turn.over() => return Step::Unfinished,
-                Poll::Working => {}
-            }
-        };
-        self.pending.answer(result);
-        Step::Done
+        let search = &mut self.search;
+        match with_thread_solver(|solver| search.step(solver, &mut |c| target.accept(c))) {
+            Poll::Found(made) => Stepped::Made(Box::new(Made::Nine(made))),
+            Poll::Exhausted { attempts } => Stepped::Exhausted(attempts),
+            Poll::Working => Stepped::Working,
+        }
     }
+    fn paused_bytes(&self) -> Option<usize> {
+        None
+    }
+    fn end(&mut self) {}
 }
 
-/// The making of one sized puzzle, attempt by attempt and one clue tried
-/// at a time, with the deadline, the caller's presence and the turn
-/// checked between tries.
-struct SizedGenerateWork {
-    shared: Arc<Shared>,
+/// The sized maker, one clue tried at a time, in a solver of its own.
+struct SizedMaking {
     shape: Shape,
-    index: u32,
     /// The attempts and the puzzle in the making (its options carry the
     /// checks' budget: `--max-nodes`, the work budget of one Solve, per
     /// attempt).
     search: SizedSearch,
     /// The solver, kept between turns.
     solver: Option<Box<SizedSolver>>,
-    /// What the task holds of its connection's share: the maker's and its
-    /// solver's footprints ([`generate_charge`]), grown when the paused
-    /// solver outgrows them (none: not charged).
+}
+
+impl Making for SizedMaking {
+    fn step(&mut self) -> Stepped {
+        let shape = self.shape;
+        let solver = self
+            .solver
+            .get_or_insert_with(|| take_sized_solver(&SizedGrid::empty(shape)));
+        match self.search.step(solver) {
+            SizedPoll::Found(found) => Stepped::Made(Box::new(Made::Sized(*found))),
+            SizedPoll::Exhausted { attempts } => Stepped::Exhausted(attempts),
+            SizedPoll::Working => Stepped::Working,
+        }
+    }
+    fn paused_bytes(&self) -> Option<usize> {
+        let heap = self.solver.as_ref().map_or(0, |s| s.heap_bytes());
+        Some(sized_generate_bytes(self.shape.cells(), heap))
+    }
+    fn end(&mut self) {
+        if let Some(solver) = self.solver.take() {
+            give_sized_solver(solver);
+        }
+    }
+}
+
+/// The making of one generated puzzle, a step at a time, with the
+/// deadline, the caller's presence and the turn checked between steps.
+struct GenerateWork<M> {
+    shared: Arc<Shared>,
+    maker: M,
+    index: u32,
+    /// What the task holds of its connection's share ([`generate_charge`]),
+    /// grown when a paused making outgrows it (none: not charged).
     charge: Option<Charge>,
-    pending: Pending<oneshot::Sender<Result<SizedFound, Failure>>>,
+    pending: Pending<oneshot::Sender<Result<Made, Failure>>>,
+}
+
+impl<M: Making> Work for GenerateWork<M> {
+    fn wanted(&self) -> bool {
+        self.pending.wanted()
+    }
+
+    fn run(&mut self, turn: &Turn) -> Step {
+        let _guard = SolvingGuard::start(&self.shared.gauges);
+        let result = loop {
+            if past(self.pending.deadline()) {
+                break Err(Failure::DeadlineExceeded);
+            }
+            if self.pending.cancelled() {
+                self.maker.end();
+                return Step::Done;
+            }
+            match self.maker.step() {
+                Stepped::Made(made) => break Ok(*made),
+                Stepped::Exhausted(attempts) => {
+                    break Err(Failure::GenerateExhausted {
+                        index: self.index,
+                        attempts,
+                    });
+                }
+                Stepped::Working => {}
+            }
+            if turn.over() {
+                // Paused, a making whose state outgrew the charge grows
+                // it, or is given up as over-budget work is.
+                let fits = match self.maker.paused_bytes() {
+                    None => true,
+                    Some(bytes) => self.charge.as_mut().is_none_or(|c| c.try_grow_to(bytes)),
+                };
+                if fits {
+                    return Step::Unfinished;
+                }
+                break Err(Failure::Overloaded);
+            }
+        };
+        self.maker.end();
+        self.pending.answer(result);
+        Step::Done
+    }
 }
 
 /// What a puzzle in the making holds in its connection's share while it
@@ -174,7 +228,7 @@ struct SizedGenerateWork {
 /// thread's own solver, so its paused state is the task alone.
 fn generate_charge(plan: &GeneratePlan) -> usize {
     match plan.shape {
-        None => std::mem::size_of::<GenerateWork>(),
+        None => std::mem::size_of::<GenerateWork<NineMaking>>(),
         Some((shape, _)) => sized_generate_bytes(shape.cells(), 0),
     }
 }
@@ -182,51 +236,7 @@ fn generate_charge(plan: &GeneratePlan) -> usize {
 /// The bytes of a sized puzzle in the making whose solver holds
 /// `solver_heap` bytes (at least its footprint).
 fn sized_generate_bytes(cells: usize, solver_heap: usize) -> usize {
-    std::mem::size_of::<SizedGenerateWork>()
+    std::mem::size_of::<GenerateWork<SizedMaking>>()
         .saturating_add(SizedMaker::footprint(cells))
         .saturating_add(solver_heap.max(SizedSolver::footprint(cells)))
-}
-
-impl Work for SizedGenerateWork {
-    fn wanted(&self) -> bool {
-        self.pending.wanted()
-    }
-
-    fn run(&mut self, turn: &Turn) -> Step {
-        let _guard = SolvingGuard::start(&self.shared.gauges);
-        let mut solver = match self.solver.take() {
-            Some(kept) => kept,
-            None => take_sized_solver(&SizedGrid::empty(self.shape)),
-        };
-        let made = loop {
-            if !self.pending.wanted() {
-                give_sized_solver(solver);
-                return Step::Done;
-            }
-            match self.search.step(&mut solver) {
-                SizedPoll::Found(found) => break Ok(*found),
-                SizedPoll::Exhausted { attempts } => {
-                    break Err(Failure::GenerateExhausted {
-                        index: self.index,
-                        attempts,
-                    });
-                }
-                SizedPoll::Working => {}
-            }
-            if turn.over() {
-                // Paused, the maker and its solver stay in memory: a
-                // solver whose trail outgrew the charge grows it, or the
-                // puzzle is given up as over-budget work is.
-                let bytes = sized_generate_bytes(self.shape.cells(), solver.heap_bytes());
-                if self.charge.as_mut().is_none_or(|c| c.try_grow_to(bytes)) {
-                    self.solver = Some(solver);
-                    return Step::Unfinished;
-                }
-                break Err(Failure::Overloaded);
-            }
-        };
-        give_sized_solver(solver);
-        self.pending.answer(made);
-        Step::Done
-    }
 }
