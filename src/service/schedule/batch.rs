@@ -231,11 +231,9 @@ struct BatchMessage {
     items: std::vec::IntoIter<Item>,
     /// The answers of the items answered so far, in order.
     answers: Vec<Answered>,
-    /// The item a turn ended in the middle of: its id, job, solving time
-    /// so far and search.
-    paused: Option<(u64, Job, Duration, Box<Solver>)>,
-    /// The same for a sized item.
-    paused_sized: Option<(u64, Job<SizedGrid>, Duration, Box<SizedSolver>)>,
+    /// The item a turn ended in the middle of: its id, and its search
+    /// with the solving time so far.
+    paused: Option<(u64, Next)>,
     /// The message's own solver while no item is paused in it.
     spare: Option<Box<Solver>>,
     /// What the message holds of the connection's budget, and what it held
@@ -288,7 +286,6 @@ impl BatchMessage {
             items: items.into_iter(),
             shared,
             paused: None,
-            paused_sized: None,
             spare: None,
             pending: Pending::new(deadline, reply.into()),
         }
@@ -326,14 +323,9 @@ impl BatchMessage {
         loop {
             // The item's search: the paused one, or the next item's (a bad
             // one is answered at once).
-            let (id, next) = match (self.paused.take(), self.paused_sized.take()) {
-                (Some((id, job, elapsed, solver)), _) => {
-                    (id, Next::Nine(job, Some((elapsed, solver))))
-                }
-                (_, Some((id, job, elapsed, solver))) => {
-                    (id, Next::Sized(job, Some(elapsed), solver))
-                }
-                (None, None) => match self.items.next() {
+            let (id, next) = match self.paused.take() {
+                Some(paused) => paused,
+                None => match self.items.next() {
                     None => break,
                     Some(Item { id, job }) => (
                         id,
@@ -365,7 +357,7 @@ impl BatchMessage {
                         ItemTurn::Paused(elapsed)
                             if keep_paused(&mut self.charge, self.charged, &solver, &job) =>
                         {
-                            self.paused_sized = Some((id, job, elapsed, solver));
+                            self.paused = Some((id, Next::Sized(job, Some(elapsed), solver)));
                             return Step::Unfinished;
                         }
                         ItemTurn::Paused(_) => {
@@ -393,7 +385,7 @@ impl BatchMessage {
                     match item_turn(shared, solver, &job, resumed, deadline, &cancelled, turn) {
                         ItemTurn::Paused(elapsed) => {
                             let solver = own.unwrap_or_else(|| Box::new(thread_solver.clone()));
-                            self.paused = Some((id, job, elapsed, solver));
+                            self.paused = Some((id, Next::Nine(job, Some((elapsed, solver)))));
                             return Step::Unfinished;
                         }
                         ItemTurn::Answered(answered) => {
