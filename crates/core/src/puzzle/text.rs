@@ -137,6 +137,38 @@ fn is_cell_byte(b: u8, side: usize) -> bool {
     }
 }
 
+/// A row of a grid of side `side` (at most 9) read the quick way: `side`
+/// cells written as digits of the side's values or '.', and nothing else
+/// but single spaces and rulers; with whether the cells were spaced.
+/// `None` for anything else, which [`cells_of`] reads (and says what is
+/// wrong with).
+#[inline]
+fn digit_row(line: &[u8], side: usize) -> Option<([u32; 9], bool)> {
+    if side > 9 || line.len() > 4 * side {
+        return None;
+    }
+    let mut row = [0u32; 9];
+    let (mut k, mut spaced) = (0usize, false);
+    for &b in line {
+        let v = match b {
+            b'0' | b'.' => 0,
+            b'1'..=b'9' => u32::from(b - b'0'),
+            b' ' => {
+                spaced = true;
+                continue;
+            }
+            b'|' | b'-' | b'+' => continue,
+            _ => return None,
+        };
+        if v as usize > side {
+            return None;
+        }
+        *row.get_mut(k)? = v;
+        k += 1;
+    }
+    (k == side).then_some((row, spaced))
+}
+
 /// Longest line the reader keeps at 9x9, in bytes; the rest of a longer
 /// line is read and dropped, so one line without a newline (a binary file,
 /// a runaway generator) costs this much memory and no more.
@@ -604,13 +636,31 @@ impl<R: std::io::Read, P: Board> Reader<R, P> {
             });
             return;
         }
-        // Otherwise a row (or a whole line) of cells with separators.
-        // Columns are counted in the line as written, before trimming.
+        // The common row of a grid: N digits (or '.'), spaced or not.
+        if let Some((row, spaced)) = digit_row(bytes, side) {
+            self.push_row(n, raw_line, &row[..side], Format::grid(spaced));
+            return;
+        }
+        // Otherwise a row (or a whole line) of cells with separators, or a
+        // fault. Columns are counted in the line as written, before trimming.
         let indent = raw_line.chars().count() - raw_line.trim_start().chars().count();
         let mut values = std::mem::take(&mut self.line_values);
         let cells = cells_of(line, indent, side, &mut values);
         self.row(n, raw_line, &values, cells);
         self.line_values = values;
+    }
+
+    /// Row `values` of the grid being read (one opens at line `n` if none
+    /// is), written in `format`; the grid is done at its N-th row.
+    fn push_row(&mut self, n: usize, raw_line: &str, values: &[u32], format: Format) {
+        let side = self.side;
+        self.block_values.extend_from_slice(values);
+        let b = self.open_block(n, format);
+        b.rows += 1;
+        b.push_raw(raw_line);
+        if b.rows == side {
+            self.flush_block();
+        }
     }
 
     /// A line of cells (`values`, and what else `cells` says of the line),
@@ -651,15 +701,7 @@ impl<R: std::io::Read, P: Board> Reader<R, P> {
                     givens_ok: false,
                 });
             }
-            c if c == side => {
-                self.block_values.extend_from_slice(values);
-                let b = self.open_block(n, Format::Grid { spaced, ints });
-                b.rows += 1;
-                b.push_raw(raw_line);
-                if b.rows == side {
-                    self.flush_block();
-                }
-            }
+            c if c == side => self.push_row(n, raw_line, values, Format::Grid { spaced, ints }),
             k => {
                 let msg = format!(
                     "line {n}: found {k} cells; expected {all} on one line or {side} per row of a grid"
