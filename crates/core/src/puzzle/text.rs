@@ -205,8 +205,24 @@ pub fn cells_of(line: &str, indent: usize, side: usize, values: &mut Vec<u32>) -
             .filter(|w| !w.is_empty() && !w.chars().all(|c| c == '-'))
     };
     let wide = side == 0 || side > 9;
-    let ints =
-        wide && words().nth(1).is_some() && (line.contains(',') || words().any(|w| w.len() > 1));
+    // The largest value a cell may hold.
+    let top = if side == 0 {
+        super::sized::MAX_SIDE
+    } else {
+        side
+    };
+    // Integers: several words, with commas between them, or above side 35
+    // (no characters there), or with words of several characters that are
+    // all values ("12 3 ."); "1A3. 5C29" and "1234 5678" at 16x16 are cells
+    // written in groups. A side not known yet takes any word of several
+    // characters for an integer.
+    let value = |w: &str| w.parse::<usize>().is_ok_and(|v| v <= top);
+    let mut long = words().filter(|w| w.len() > 1).peekable();
+    let ints = wide
+        && words().nth(1).is_some()
+        && (side > 35
+            || line.contains(',')
+            || (long.peek().is_some() && (side == 0 || long.all(value))));
     let mut cells = Cells {
         tokens: 0,
         spaced: false,
@@ -1207,5 +1223,80 @@ mod tests {
         );
         assert!(r.next().is_none());
         assert!(Reader::new(&b""[..]).next().is_none());
+    }
+
+    /// Every entry of `text` for grids of side `side`.
+    fn of_side(text: &str, side: usize) -> Vec<Entry<Vec<u32>>> {
+        Reader::of_side(text.as_bytes(), side)
+            .collect::<std::io::Result<_>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn other_sides_are_read_by_the_same_rules() {
+        // 16x16: a line of characters with commentary after it, the same
+        // grid as 16 rows with rulers, and as integers.
+        let values: Vec<u32> = (0..256).map(|i| (i * 7 % 17) as u32).collect();
+        let chars: String = values.iter().map(|&v| value_char(v as u8)).collect();
+        let rows: Vec<String> = chars
+            .as_bytes()
+            .chunks(16)
+            .map(|r| {
+                let r = std::str::from_utf8(r).unwrap();
+                format!("{} | {}", &r[..8], &r[8..])
+            })
+            .collect();
+        let ints: Vec<String> = values.iter().map(u32::to_string).collect();
+        let text = format!(
+            "{chars}  rated 4.2\n\n{}\n\n{}\n",
+            rows.join("\n"),
+            ints.join(",")
+        );
+        let e = of_side(&text, 16);
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert!(e.iter().all(|x| x.puzzle.as_ref() == Ok(&values)));
+        assert_eq!(
+            e.iter().map(|x| (x.line, x.format)).collect::<Vec<_>>(),
+            [
+                (1, Format::Line),
+                (3, Format::grid(true)),
+                (20, Format::Ints)
+            ]
+        );
+        assert_eq!(
+            write_values(
+                &values.iter().map(|&v| v as u8).collect::<Vec<_>>(),
+                16,
+                Format::Line
+            ),
+            chars
+        );
+        // 36x36 takes integers; a bad word is named by line and column.
+        let big: Vec<String> = (0..36 * 36).map(|i| (i % 37).to_string()).collect();
+        let mut bad = big.clone();
+        bad[1] = "x7".into();
+        let e = of_side(&format!("{}\n{}\n", big.join(" "), bad.join(" ")), 36);
+        assert_eq!(e[0].puzzle.as_ref().map(Vec::len), Ok(36 * 36));
+        assert_eq!(
+            e[1].puzzle,
+            Err(
+                "line 2, column 3: unexpected \"x7\"; expected a number from 0 to 36 or '.'".into()
+            )
+        );
+        // A letter above the side, and a row one cell short inside a grid:
+        // each one fault of its own grid, the next record in its place.
+        let four = "1 . . 4\n. . G .\n. 1 . .\n4 . . 1\n\n1 . . 4\n. . .\n. 1 . .\n4 . . 1\n1234341221434321\n";
+        let e = of_side(four, 4);
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert_eq!(
+            e[0].puzzle,
+            Err("line 2, column 5: unexpected character 'G'; expected '1'-'4', '.' or '0'".into())
+        );
+        assert_eq!(
+            e[1].puzzle,
+            Err("line 7: found 3 cells; expected 16 on one line or 4 per row of a grid".into())
+        );
+        assert_eq!(e[2].line, 10);
+        assert!(e[2].puzzle.is_ok());
     }
 }
