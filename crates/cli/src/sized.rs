@@ -108,11 +108,11 @@ impl SizedRecords {
             Ok(r) => r,
             Err(e) => return Some(Err(e)),
         };
-        let puzzle = match (&r.puzzle, self.shape) {
+        let puzzle = match (r.puzzle, self.shape) {
             (_, None) => Err(needs_box(self.side)),
             // The reader's errors name the line (and column).
-            (Err(e), _) => Err(e.clone()),
-            (Ok(c), Some(shape)) => SizedGrid::from_cells(shape, c)
+            (Err(e), _) => Err(e),
+            (Ok(c), Some(shape)) => SizedGrid::from_cells(shape, &c)
                 .and_then(|g| g.check_givens().map(|()| g))
                 .map(|g| Puzzle::Sized(Arc::new(g)))
                 .map_err(|e| e.to_string()),

@@ -120,6 +120,13 @@ impl Board for Vec<u32> {
     fn of_values(values: &[u32], _line: usize) -> Result<Vec<u32>, String> {
         Ok(values.to_vec())
     }
+
+    fn of_chars(cells: &[u8], _line: usize) -> Result<(Vec<u32>, bool), String> {
+        Ok((
+            cells.iter().map(|&b| u32::from(cell_value(b))).collect(),
+            false,
+        ))
+    }
 }
 
 /// The value of cell character byte `b` (a digit, a letter or '.').
@@ -217,12 +224,11 @@ pub fn cells_of(line: &str, indent: usize, side: usize, values: &mut Vec<u32>) -
     // written in groups. A side not known yet takes any word of several
     // characters for an integer.
     let value = |w: &str| w.parse::<usize>().is_ok_and(|v| v <= top);
-    let mut long = words().filter(|w| w.len() > 1).peekable();
-    let ints = wide
-        && words().nth(1).is_some()
-        && (side > 35
-            || line.contains(',')
-            || (long.peek().is_some() && (side == 0 || long.all(value))));
+    let grouped = || {
+        let mut long = words().filter(|w| w.len() > 1).peekable();
+        long.peek().is_some() && (side == 0 || long.all(value))
+    };
+    let ints = wide && words().nth(1).is_some() && (side > 35 || line.contains(',') || grouped());
     let mut cells = Cells {
         tokens: 0,
         spaced: false,
