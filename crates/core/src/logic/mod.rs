@@ -32,7 +32,8 @@
 //! ```
 
 mod candidates;
-mod techniques;
+pub(crate) mod se;
+pub(crate) mod techniques;
 
 use std::fmt;
 use std::str::FromStr;
@@ -82,6 +83,49 @@ pub enum Technique {
     HiddenQuad,
     /// Two-colouring a digit's chains of conjugate pairs.
     SimpleColoring,
+    /// Sudoku Explainer's direct pointing: a pointing whose eliminations
+    /// leave a hidden single, which it places.
+    DirectPointing,
+    /// Direct claiming: a claiming that leaves a hidden single.
+    DirectClaiming,
+    /// Direct hidden pair: a hidden pair that leaves a hidden single.
+    DirectHiddenPair,
+    /// Direct hidden triple: a hidden triple that leaves a hidden single.
+    DirectHiddenTriple,
+    /// Unique rectangle (types 1-4): four cells on two rows, two columns
+    /// and two boxes that would hold two digits twice over.
+    UniqueRectangle,
+    /// Unique loop (types 1-4): a longer loop of the same deadly pattern.
+    UniqueLoop,
+    /// Bivalue universal grave (types 1-4).
+    Bug,
+    /// Aligned pair exclusion.
+    AlignedPairExclusion,
+    /// Aligned triple exclusion.
+    AlignedTripleExclusion,
+    /// A cycle of strong and weak links on one digit.
+    XCycle,
+    /// A cycle through bivalue cells.
+    YCycle,
+    /// A cycle of both kinds of links.
+    XyCycle,
+    /// A forcing chain on one digit (X-links only).
+    ForcingXChain,
+    /// A forcing chain (X- and Y-links).
+    ForcingChain,
+    /// Nishio: assuming a digit leads to a contradiction.
+    Nishio,
+    /// Cell or region forcing chains: every digit of a cell, or every
+    /// place of a digit in a unit, implies the same thing.
+    MultipleForcingChains,
+    /// Dynamic forcing chains: chains whose links use the eliminations
+    /// made earlier along them.
+    DynamicForcingChains,
+    /// Dynamic forcing chains that also use pointing, claiming, subsets
+    /// and fish along the way.
+    DynamicForcingChainsPlus,
+    /// Forcing chains nested in forcing chains (levels 1-5).
+    NestedForcingChains,
     /// The fallback of [`search_step`]: no listed technique applies, so the
     /// digit comes from the engine's solution. Not in [`Technique::ALL`];
     /// [`rate`] never uses it.
@@ -138,6 +182,25 @@ impl Technique {
             Technique::Jellyfish => "JELLYFISH",
             Technique::HiddenQuad => "HIDDEN_QUAD",
             Technique::SimpleColoring => "SIMPLE_COLORING",
+            Technique::DirectPointing => "DIRECT_POINTING",
+            Technique::DirectClaiming => "DIRECT_CLAIMING",
+            Technique::DirectHiddenPair => "DIRECT_HIDDEN_PAIR",
+            Technique::DirectHiddenTriple => "DIRECT_HIDDEN_TRIPLE",
+            Technique::UniqueRectangle => "UNIQUE_RECTANGLE",
+            Technique::UniqueLoop => "UNIQUE_LOOP",
+            Technique::Bug => "BUG",
+            Technique::AlignedPairExclusion => "ALIGNED_PAIR_EXCLUSION",
+            Technique::AlignedTripleExclusion => "ALIGNED_TRIPLE_EXCLUSION",
+            Technique::XCycle => "X_CYCLE",
+            Technique::YCycle => "Y_CYCLE",
+            Technique::XyCycle => "XY_CYCLE",
+            Technique::ForcingXChain => "FORCING_X_CHAIN",
+            Technique::ForcingChain => "FORCING_CHAIN",
+            Technique::Nishio => "NISHIO",
+            Technique::MultipleForcingChains => "MULTIPLE_FORCING_CHAINS",
+            Technique::DynamicForcingChains => "DYNAMIC_FORCING_CHAINS",
+            Technique::DynamicForcingChainsPlus => "DYNAMIC_FORCING_CHAINS_PLUS",
+            Technique::NestedForcingChains => "NESTED_FORCING_CHAINS",
             Technique::Search => "SEARCH",
             Technique::MissingCandidate => "MISSING_CANDIDATE",
         }
@@ -175,6 +238,27 @@ impl Technique {
             Technique::Jellyfish => 5.2,
             Technique::HiddenQuad => 5.4,
             Technique::SimpleColoring => 6.5,
+            // The least SE gives each; a step says its own value
+            // ([`Step::value`]): chains add for their length.
+            Technique::DirectPointing => 1.7,
+            Technique::DirectClaiming => 1.9,
+            Technique::DirectHiddenPair => 2.0,
+            Technique::DirectHiddenTriple => 2.5,
+            Technique::UniqueRectangle => 4.5,
+            Technique::UniqueLoop => 4.6,
+            Technique::Bug => 5.6,
+            Technique::AlignedPairExclusion => 6.2,
+            Technique::AlignedTripleExclusion => 7.5,
+            Technique::XCycle => 6.5,
+            Technique::YCycle => 6.5,
+            Technique::XyCycle => 7.0,
+            Technique::ForcingXChain => 6.6,
+            Technique::ForcingChain => 7.0,
+            Technique::Nishio => 7.5,
+            Technique::MultipleForcingChains => 8.0,
+            Technique::DynamicForcingChains => 8.5,
+            Technique::DynamicForcingChainsPlus => 9.0,
+            Technique::NestedForcingChains => 9.5,
             // Not techniques SE rates; a puzzle that needs a search is
             // extreme, and a correction is no step of a rating.
             Technique::Search | Technique::MissingCandidate => 0.0,
@@ -302,6 +386,9 @@ impl fmt::Display for UnitRef {
 pub struct Step {
     /// The technique.
     pub technique: Technique,
+    /// Its value on the Sudoku Explainer scale, in tenths (SE's 2.6 is
+    /// 26): the technique's own, plus what SE adds for a chain's length.
+    pub value: u16,
     /// (cell, digit) placed; cells row-major from 0, digits from 1.
     pub placements: Vec<(u16, u8)>,
     /// (cell, digit) candidates removed.
@@ -319,8 +406,14 @@ pub struct Step {
 
 impl Step {
     fn empty() -> Step {
+        Step::new(Technique::FullHouse, 10)
+    }
+
+    /// A step of `technique` worth `value` tenths, with nothing in it yet.
+    pub(crate) fn new(technique: Technique, value: u16) -> Step {
         Step {
-            technique: Technique::FullHouse,
+            technique,
+            value,
             placements: Vec::new(),
             eliminations: Vec::new(),
             restorations: Vec::new(),

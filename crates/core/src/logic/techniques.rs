@@ -11,7 +11,7 @@ use super::{Candidates, Step, Technique, UnitRef};
 use crate::puzzle::sized::value_mask;
 
 /// A cell as people write it: r3c5 (both from 1).
-struct Rc(usize, usize);
+pub(crate) struct Rc(pub(crate) usize, pub(crate) usize);
 
 impl fmt::Display for Rc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -20,7 +20,7 @@ impl fmt::Display for Rc {
 }
 
 /// A list of cells as people write it: r1c1, r1c5 and r2c3.
-struct Cells<'a>(&'a [usize], usize);
+pub(crate) struct Cells<'a>(pub(crate) &'a [usize], pub(crate) usize);
 
 impl fmt::Display for Cells<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -36,7 +36,7 @@ impl fmt::Display for Cells<'_> {
 }
 
 /// A digit set as people write it: {1,5}.
-struct Digits(u64);
+pub(crate) struct Digits(pub(crate) u64);
 
 impl fmt::Display for Digits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -53,7 +53,7 @@ impl fmt::Display for Digits {
 
 /// Lines as people write them: rows 1 and 4 / columns 2, 5 and 8. `rows`
 /// says which; the mask holds the lines' indices.
-struct Lines(bool, u64);
+pub(crate) struct Lines(pub(crate) bool, pub(crate) u64);
 
 impl fmt::Display for Lines {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -226,6 +226,7 @@ impl Finder {
     fn begin(&mut self, t: Technique) {
         let s = &mut self.step;
         s.technique = t;
+        s.value = (t.se_rating() * 10.0).round() as u16;
         s.placements.clear();
         s.eliminations.clear();
         s.restorations.clear();
@@ -268,7 +269,8 @@ impl Finder {
             Technique::XyzWing => self.xyz_wing(c),
             Technique::WWing => self.w_wing(c),
             Technique::SimpleColoring => self.simple_coloring(c),
-            Technique::Search | Technique::MissingCandidate => false,
+            // Sudoku Explainer's own ladder finds the rest (`super::se`).
+            _ => false,
         }
     }
 

@@ -1,0 +1,562 @@
+//! SE's first producers: hidden and naked singles, the direct techniques
+//! (an intersection or hidden set that leaves a hidden single, which they
+//! place), pointing and claiming, naked and hidden sets, fish, XY- and
+//! XYZ-wings. Each scans in SE's order (its units boxes, columns, rows
+//! unless it says otherwise) and reports every hint it finds to the sink
+//! until the sink says stop.
+//!
+//! What each step holds, for the chains that reuse these producers:
+//! `units` lists the units the step reasons about (intersections: the
+//! unit the digit is confined to, then the unit it is removed from; sets:
+//! the unit; fish: the base lines, then the cover lines); `cells` the
+//! cells of the pattern.
+
+use super::Sink;
+use crate::logic::candidates::{Layout, bits_of, digits_of};
+use crate::logic::techniques::{Cells, Digits, Rc};
+use crate::logic::{Candidates, Step, Technique, UnitRef};
+
+/// The units of one kind: 0 rows, 1 columns, 2 boxes.
+fn units(n: usize, kind: usize) -> std::ops::Range<usize> {
+    kind * n..(kind + 1) * n
+}
+
+/// SE's usual unit order: boxes, columns, rows.
+fn se_units(n: usize) -> impl Iterator<Item = usize> {
+    units(n, 2).chain(units(n, 1)).chain(units(n, 0))
+}
+
+/// The positions of digit `d` in unit `u` (bit i: the unit's i-th cell).
+fn places(c: &Candidates, l: &Layout, u: usize, d: u8) -> u64 {
+    let b = 1u64 << (d - 1);
+    let mut out = 0;
+    for (i, &x) in l.unit(u).iter().enumerate() {
+        if c.mask(x as usize) & b != 0 {
+            out |= 1 << i;
+        }
+    }
+    out
+}
+
+/// The open cells of unit `u`.
+fn empty_count(c: &Candidates, l: &Layout, u: usize) -> usize {
+    l.unit(u)
+        .iter()
+        .filter(|&&x| c.value(x as usize) == 0)
+        .count()
+}
+
+fn write(step: &mut Step, args: std::fmt::Arguments<'_>) {
+    use std::fmt::Write;
+    let _ = step.explanation.write_fmt(args);
+}
+
+/// Full houses (1.0: the last open cell of a unit), then hidden singles
+/// (1.2 in a box, 1.5 in a line).
+pub(crate) fn hidden_single(c: &Candidates, sink: &mut Sink<'_>) {
+    let l = c.layout();
+    let n = l.n();
+    for alone_only in [true, false] {
+        for u in se_units(n) {
+            let alone = empty_count(c, l, u) == 1;
+            if alone != alone_only {
+                continue;
+            }
+            for d in 1..=n as u8 {
+                let p = places(c, l, u, d);
+                if p.count_ones() != 1 {
+                    continue;
+                }
+                let cell = l.unit(u)[p.trailing_zeros() as usize] as usize;
+                let unit = UnitRef::of(u, n);
+                let mut step = if alone {
+                    Step::new(Technique::FullHouse, 10)
+                } else if u >= 2 * n {
+                    Step::new(Technique::HiddenSingle, 12)
+                } else {
+                    Step::new(Technique::HiddenSingle, 15)
+                };
+                step.placements.push((cell as u16, d));
+                step.units.push(unit);
+                step.cells.push(cell as u16);
+                if alone {
+                    write(
+                        &mut step,
+                        format_args!("{} is the last open cell of {unit}: {d}", Rc(cell, n)),
+                    );
+                } else {
+                    write(
+                        &mut step,
+                        format_args!(
+                            "{} is the only cell in {unit} that can hold {d}",
+                            Rc(cell, n)
+                        ),
+                    );
+                }
+                if !sink(step) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Cells with one candidate, row by row (2.3).
+pub(crate) fn naked_single(c: &Candidates, sink: &mut Sink<'_>) {
+    let n = c.side();
+    for cell in 0..n * n {
+        let m = c.mask(cell);
+        if m.count_ones() == 1 {
+            let d = m.trailing_zeros() as u8 + 1;
+            let mut step = Step::new(Technique::NakedSingle, 23);
+            step.placements.push((cell as u16, d));
+            step.cells.push(cell as u16);
+            write(
+                &mut step,
+                format_args!("{} has one candidate left: {d}", Rc(cell, n)),
+            );
+            if !sink(step) {
+                return;
+            }
+        }
+    }
+}
+
+/// Pointing (a box's places of a digit on one line) and claiming (a
+/// line's places in one box): the other unit loses the digit. In direct
+/// mode only those that leave a hidden single in a unit parallel to the
+/// first, which they place (direct pointing 1.7, direct claiming 1.9;
+/// else 2.6 and 2.8).
+pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
+    let l = c.layout();
+    let n = l.n();
+    for (k1, k2) in [(2, 1), (2, 0), (1, 2), (0, 2)] {
+        for u1 in units(n, k1) {
+            for u2 in units(n, k2) {
+                let cells1 = l.unit(u1);
+                let in2 = |x: u16| l.units_of(x as usize)[k2] as usize == u2;
+                if !cells1.iter().any(|&x| in2(x)) {
+                    continue;
+                }
+                for d in 1..=n as u8 {
+                    let p = places(c, l, u1, d);
+                    if p.count_ones() <= 1 || bits_of(p).any(|i| !in2(cells1[i])) {
+                        continue;
+                    }
+                    if direct {
+                        for u3 in units(n, k1) {
+                            if u3 == u1 || !l.unit(u3).iter().any(|&x| in2(x)) {
+                                continue;
+                            }
+                            let p3 = places(c, l, u3, d);
+                            if p3.count_ones() <= 1 {
+                                continue;
+                            }
+                            let left: Vec<u16> = bits_of(p3)
+                                .map(|i| l.unit(u3)[i])
+                                .filter(|&x| !in2(x))
+                                .collect();
+                            if left.len() == 1 {
+                                if let Some(step) = lock_step(c, l, u1, u2, d, Some(left[0]))
+                                    && !sink(step)
+                                {
+                                    return;
+                                }
+                            }
+                        }
+                    } else if let Some(step) = lock_step(c, l, u1, u2, d, None)
+                        && !sink(step)
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn lock_step(
+    c: &Candidates,
+    l: &Layout,
+    u1: usize,
+    u2: usize,
+    d: u8,
+    single: Option<u16>,
+) -> Option<Step> {
+    let n = l.n();
+    let b = 1u64 << (d - 1);
+    let pointing = u1 >= 2 * n;
+    let technique = match (pointing, single.is_some()) {
+        (true, false) => (Technique::Pointing, 26),
+        (false, false) => (Technique::Claiming, 28),
+        (true, true) => (Technique::DirectPointing, 17),
+        (false, true) => (Technique::DirectClaiming, 19),
+    };
+    let mut step = Step::new(technique.0, technique.1);
+    for &x in l.unit(u2) {
+        let in1 = l.units_of(x as usize).contains(&(u1 as u16));
+        if c.mask(x as usize) & b == 0 {
+            continue;
+        }
+        if in1 {
+            step.cells.push(x);
+        } else {
+            step.eliminations.push((x, d));
+        }
+    }
+    if step.eliminations.is_empty() {
+        return None;
+    }
+    step.units.push(UnitRef::of(u1, n));
+    step.units.push(UnitRef::of(u2, n));
+    let cells: Vec<usize> = step.cells.iter().map(|&x| x as usize).collect();
+    write(
+        &mut step,
+        format_args!(
+            "in {}, {d} can only go in {}, all in {}: the rest of {} loses {d}",
+            UnitRef::of(u1, n),
+            Cells(&cells, n),
+            UnitRef::of(u2, n),
+            UnitRef::of(u2, n)
+        ),
+    );
+    if let Some(x) = single {
+        step.placements.push((x, d));
+        write(
+            &mut step,
+            format_args!(
+                ", which leaves {} as the only place for {d}",
+                Rc(x as usize, n)
+            ),
+        );
+    }
+    Some(step)
+}
+
+/// Calls `f` on every `k`-subset of `0..len` (as a bit mask), in SE's
+/// order: the lowest members first, lexicographically. `f` returns false
+/// to stop; so does this.
+fn subsets(len: usize, k: usize, f: &mut dyn FnMut(u64) -> bool) -> bool {
+    fn go(len: usize, k: usize, start: usize, set: u64, f: &mut dyn FnMut(u64) -> bool) -> bool {
+        if k == 0 {
+            return f(set);
+        }
+        for i in start..=len - k {
+            if !go(len, k - 1, i + 1, set | 1 << i, f) {
+                return false;
+            }
+        }
+        true
+    }
+    k <= len && go(len, k, 0, 0, f)
+}
+
+const SET_NAMES: [&str; 3] = ["pair", "triple", "quad"];
+
+/// Naked sets of `k` cells in a unit (pair 3.0, triple 3.6, quad 5.0):
+/// each cell has 2 or more candidates, k between them; the unit's other
+/// cells lose them. SE looks only in units with at least 2k open cells.
+pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
+    let l = c.layout();
+    let n = l.n();
+    let (technique, value) = match k {
+        2 => (Technique::NakedPair, 30),
+        3 => (Technique::NakedTriple, 36),
+        _ => (Technique::NakedQuad, 50),
+    };
+    for u in se_units(n) {
+        if empty_count(c, l, u) < 2 * k {
+            continue;
+        }
+        let unit = l.unit(u);
+        let go_on = subsets(n, k, &mut |set| {
+            let mut union = 0;
+            for i in bits_of(set) {
+                let m = c.mask(unit[i] as usize);
+                if m.count_ones() <= 1 {
+                    return true;
+                }
+                union |= m;
+            }
+            if union.count_ones() as usize != k {
+                return true;
+            }
+            let mut step = Step::new(technique, value);
+            for (i, &x) in unit.iter().enumerate() {
+                if set & 1 << i != 0 {
+                    step.cells.push(x);
+                } else {
+                    for d in digits_of(c.mask(x as usize) & union) {
+                        step.eliminations.push((x, d));
+                    }
+                }
+            }
+            if step.eliminations.is_empty() {
+                return true;
+            }
+            step.units.push(UnitRef::of(u, n));
+            let cells: Vec<usize> = step.cells.iter().map(|&x| x as usize).collect();
+            write(
+                &mut step,
+                format_args!(
+                    "naked {} {} in {}: {} hold {}, the rest of {} loses them",
+                    SET_NAMES[k - 2],
+                    Digits(union),
+                    UnitRef::of(u, n),
+                    Cells(&cells, n),
+                    Digits(union),
+                    UnitRef::of(u, n)
+                ),
+            );
+            sink(step)
+        });
+        if !go_on {
+            return;
+        }
+    }
+}
+
+/// Hidden sets of `k` digits in a unit (pair 3.4, triple 4.0, quad 5.4):
+/// each digit has 2 or more places, k between them; those cells lose
+/// their other candidates. SE looks only in units with more than 2k open
+/// cells. In direct mode (pair 2.0, triple 2.5) only those whose
+/// eliminations leave another digit a hidden single in the unit, which
+/// they place; it looks in units with more than k open cells.
+pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink<'_>) {
+    let l = c.layout();
+    let n = l.n();
+    let (technique, value) = match (k, direct) {
+        (2, true) => (Technique::DirectHiddenPair, 20),
+        (3, true) => (Technique::DirectHiddenTriple, 25),
+        (2, false) => (Technique::HiddenPair, 34),
+        (3, false) => (Technique::HiddenTriple, 40),
+        _ => (Technique::HiddenQuad, 54),
+    };
+    for u in se_units(n) {
+        let empty = empty_count(c, l, u);
+        if !(empty > 2 * k || (direct && empty > k)) {
+            continue;
+        }
+        let unit = l.unit(u);
+        let at: Vec<u64> = (1..=n as u8).map(|d| places(c, l, u, d)).collect();
+        let go_on = subsets(n, k, &mut |digits| {
+            let mut common = 0;
+            for i in bits_of(digits) {
+                if at[i].count_ones() <= 1 {
+                    return true;
+                }
+                common |= at[i];
+            }
+            if common.count_ones() as usize != k {
+                return true;
+            }
+            let mut step = Step::new(technique, value);
+            for i in bits_of(common) {
+                let x = unit[i];
+                step.cells.push(x);
+                for d in digits_of(c.mask(x as usize) & !digits) {
+                    step.eliminations.push((x, d));
+                }
+            }
+            if direct {
+                let single = (0..n).find(|&i| {
+                    digits & 1 << i == 0
+                        && at[i].count_ones() > 1
+                        && (at[i] & !common).count_ones() == 1
+                });
+                let Some(i) = single else {
+                    return true;
+                };
+                let x = unit[(at[i] & !common).trailing_zeros() as usize];
+                step.placements.push((x, i as u8 + 1));
+            } else if step.eliminations.is_empty() {
+                return true;
+            }
+            step.units.push(UnitRef::of(u, n));
+            let cells: Vec<usize> = step.cells.iter().map(|&x| x as usize).collect();
+            write(
+                &mut step,
+                format_args!(
+                    "hidden {} {} in {}: only {} can hold them, so they lose their other candidates",
+                    SET_NAMES[k - 2],
+                    Digits(digits),
+                    UnitRef::of(u, n),
+                    Cells(&cells, n)
+                ),
+            );
+            if let Some(&(x, d)) = step.placements.first() {
+                write(
+                    &mut step,
+                    format_args!(
+                        ", which leaves {} as the only place for {d}",
+                        Rc(x as usize, n)
+                    ),
+                );
+            }
+            sink(step)
+        });
+        if !go_on {
+            return;
+        }
+    }
+}
+
+/// Fish of `k` lines (X-wing 3.2, swordfish 3.8, jellyfish 5.2): a
+/// digit's places in k base lines lie in k cover lines, which lose it
+/// elsewhere. Columns as base lines first, then rows; SE tries a digit
+/// only when at least 2k of its places are open.
+pub(crate) fn fish(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
+    let l = c.layout();
+    let n = l.n();
+    let (technique, value) = match k {
+        2 => (Technique::XWing, 32),
+        3 => (Technique::Swordfish, 38),
+        _ => (Technique::Jellyfish, 52),
+    };
+    let mut placed = vec![0usize; n + 1];
+    for &v in c.values() {
+        placed[v as usize] += 1;
+    }
+    for (base_kind, cover_kind) in [(1, 0), (0, 1)] {
+        let go_on = subsets(n, k, &mut |lines| {
+            for d in 1..=n as u8 {
+                if placed[d as usize] + 2 * k > n {
+                    continue;
+                }
+                let mut common = 0;
+                let mut ok = true;
+                for i in bits_of(lines) {
+                    let p = places(c, l, base_kind * n + i, d);
+                    if p.count_ones() <= 1 {
+                        ok = false;
+                        break;
+                    }
+                    common |= p;
+                }
+                if !ok || common.count_ones() as usize != k {
+                    continue;
+                }
+                let mut step = Step::new(technique, value);
+                for j in bits_of(common) {
+                    let cover = cover_kind * n + j;
+                    for (i, &x) in l.unit(cover).iter().enumerate() {
+                        if c.mask(x as usize) & 1 << (d - 1) == 0 {
+                            continue;
+                        }
+                        if lines & 1 << i != 0 {
+                            step.cells.push(x);
+                        } else {
+                            step.eliminations.push((x, d));
+                        }
+                    }
+                }
+                if step.eliminations.is_empty() {
+                    continue;
+                }
+                step.cells.sort_unstable();
+                for i in bits_of(lines) {
+                    step.units.push(UnitRef::of(base_kind * n + i, n));
+                }
+                for j in bits_of(common) {
+                    step.units.push(UnitRef::of(cover_kind * n + j, n));
+                }
+                let rows = base_kind == 0;
+                let cells: Vec<usize> = step.cells.iter().map(|&x| x as usize).collect();
+                write(
+                    &mut step,
+                    format_args!(
+                        "in {} {d} can only go in {}, on {}: the rest of those lose {d} ({})",
+                        crate::logic::techniques::Lines(rows, lines),
+                        Cells(&cells, n),
+                        crate::logic::techniques::Lines(!rows, common),
+                        technique.name().to_lowercase().replace('_', "-")
+                    ),
+                );
+                if !sink(step) {
+                    return false;
+                }
+            }
+            true
+        });
+        if !go_on {
+            return;
+        }
+    }
+}
+
+/// XY-wing (4.2): a pivot with candidates {x,y} sees a cell {x,z} and a
+/// cell {y,z}; a cell that sees both wings loses z. XYZ-wing (4.4): the
+/// pivot holds {x,y,z}, and the cell must see it too. Pivots row by row.
+pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
+    let l = c.layout();
+    let n = l.n();
+    let target = if xyz { 3 } else { 2 };
+    let mut peers = Vec::new();
+    for pivot in 0..n * n {
+        let xy = c.mask(pivot);
+        if xy.count_ones() != target {
+            continue;
+        }
+        l.sorted_peers(pivot, &mut peers);
+        for &xz_cell in &peers {
+            let xz = c.mask(xz_cell);
+            if xz.count_ones() != 2 || (xy & !xz).count_ones() != 1 {
+                continue;
+            }
+            for &yz_cell in &peers {
+                let yz = c.mask(yz_cell);
+                if yz.count_ones() != 2 {
+                    continue;
+                }
+                let union = xy | xz | yz;
+                let inter = xy & xz & yz;
+                let wing = union.count_ones() == 3 && inter.count_ones() == if xyz { 1 } else { 0 };
+                if !wing {
+                    continue;
+                }
+                let z = (xz & yz).trailing_zeros() as u8 + 1;
+                let mut step = Step::new(
+                    if xyz {
+                        Technique::XyzWing
+                    } else {
+                        Technique::XyWing
+                    },
+                    if xyz { 44 } else { 42 },
+                );
+                for x in 0..n * n {
+                    if x == pivot || x == xz_cell || x == yz_cell {
+                        continue;
+                    }
+                    if c.mask(x) & 1 << (z - 1) != 0
+                        && l.sees(x, xz_cell)
+                        && l.sees(x, yz_cell)
+                        && (!xyz || l.sees(x, pivot))
+                    {
+                        step.eliminations.push((x as u16, z));
+                    }
+                }
+                if step.eliminations.is_empty() {
+                    continue;
+                }
+                step.cells
+                    .extend([pivot as u16, xz_cell as u16, yz_cell as u16]);
+                write(
+                    &mut step,
+                    format_args!(
+                        "{} {} sees {} {} and {} {}: one of the wings is {z}, so the cells that see {} lose {z}",
+                        Rc(pivot, n),
+                        Digits(xy),
+                        Rc(xz_cell, n),
+                        Digits(xz),
+                        Rc(yz_cell, n),
+                        Digits(yz),
+                        if xyz { "all three" } else { "both wings" }
+                    ),
+                );
+                if !sink(step) {
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Sudoku Explainer's ladder: the techniques of SE 1.2.1, with its values
+//! and its rules for choosing the next step, so that a rating here is the
+//! rating SE (and its command-line rater, serate) gives: ER, the hardest
+//! step on the path; EP, the hardest up to the first placement; ED, the
+//! first step's value.
+//!
+//! The ladder is a list of producers ([`Rung`]), easiest first. The next
+//! step is the first hint of the first producer that has one. Most
+//! producers report hints in their scan order (units, then digits or
+//! cells); the unique-loop and chaining producers sort theirs by value
+//! first, so the cheapest of the family comes first. After each step the
+//! ladder starts again from the bottom. Every producer is written over the
+//! [`Candidates`] of any shape; SE itself is defined at 9x9.
+//!
+//! Files: `basic.rs` singles, direct techniques, intersections, subsets,
+//! fish and wings; `unique.rs` unique rectangles and loops, BUG;
+//! `exclusion.rs` aligned pair and triple exclusion; `chains.rs` cycles and
+//! every kind of forcing chain.
+
+mod basic;
+mod chains;
+mod exclusion;
+mod unique;
+
+use super::{Candidates, Step, Stopped};
+
+/// Where a producer reports its hints, in its order; a producer stops as
+/// soon as the sink answers false.
+pub(crate) type Sink<'a> = dyn FnMut(Step) -> bool + 'a;
+
+/// Asked now and then by the longer searches: false means stop (the
+/// service's deadline, a node budget, a cancelled call).
+pub(crate) type GoOn<'a> = dyn FnMut() -> bool + 'a;
+
+/// What a chaining producer looks for: SE's `Chaining(multiple, dynamic,
+/// nishio, level)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Chaining {
+    /// Cell and region forcing chains (several chains to one conclusion).
+    pub multiple: bool,
+    /// Chains that use the eliminations made earlier along them.
+    pub dynamic: bool,
+    /// Nishio: an assumption that leads to a contradiction.
+    pub nishio: bool,
+    /// 0: plain chains; 1: with the basic techniques inside (dynamic +);
+    /// 2 to 5: nested forcing chains.
+    pub level: u8,
+}
+
+/// One producer of the ladder, in SE's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rung {
+    HiddenSingle,
+    DirectLocking,
+    DirectHidden(u8),
+    NakedSingle,
+    Locking,
+    Naked(u8),
+    Fish(u8),
+    Hidden(u8),
+    XyWing,
+    XyzWing,
+    UniqueLoops,
+    Bug,
+    Aligned(u8),
+    Chains(Chaining),
+}
+
+const fn chains(multiple: bool, dynamic: bool, nishio: bool, level: u8) -> Rung {
+    Rung::Chains(Chaining {
+        multiple,
+        dynamic,
+        nishio,
+        level,
+    })
+}
+
+/// SE's ladder (its `Solver` constructor, every technique enabled).
+pub(crate) const LADDER: &[Rung] = &[
+    Rung::HiddenSingle,
+    Rung::DirectLocking,
+    Rung::DirectHidden(2),
+    Rung::NakedSingle,
+    Rung::DirectHidden(3),
+    Rung::Locking,
+    Rung::Naked(2),
+    Rung::Fish(2),
+    Rung::Hidden(2),
+    Rung::Naked(3),
+    Rung::Fish(3),
+    Rung::Hidden(3),
+    Rung::XyWing,
+    Rung::XyzWing,
+    Rung::UniqueLoops,
+    Rung::Naked(4),
+    Rung::Fish(4),
+    Rung::Hidden(4),
+    Rung::Bug,
+    Rung::Aligned(2),
+    chains(false, false, false, 0),
+    Rung::Aligned(3),
+    chains(false, true, true, 0),
+    chains(true, false, false, 0),
+    chains(true, true, false, 0),
+    chains(true, true, false, 1),
+    chains(true, true, false, 2),
+    chains(true, true, false, 3),
+    chains(true, true, false, 4),
+    chains(true, true, false, 5),
+];
+
+/// Runs one producer of the ladder on `c`, reporting to `sink`.
+pub(crate) fn produce(
+    rung: Rung,
+    c: &Candidates,
+    sink: &mut Sink<'_>,
+    go_on: &mut GoOn<'_>,
+) -> Result<(), Stopped> {
+    match rung {
+        Rung::HiddenSingle => basic::hidden_single(c, sink),
+        Rung::DirectLocking => basic::locking(c, true, sink),
+        Rung::DirectHidden(k) => basic::hidden_set(c, k as usize, true, sink),
+        Rung::NakedSingle => basic::naked_single(c, sink),
+        Rung::Locking => basic::locking(c, false, sink),
+        Rung::Naked(k) => basic::naked_set(c, k as usize, sink),
+        Rung::Fish(k) => basic::fish(c, k as usize, sink),
+        Rung::Hidden(k) => basic::hidden_set(c, k as usize, false, sink),
+        Rung::XyWing => basic::xy_wing(c, false, sink),
+        Rung::XyzWing => basic::xy_wing(c, true, sink),
+        Rung::UniqueLoops => unique::unique_loops(c, sink),
+        Rung::Bug => unique::bug(c, sink),
+        Rung::Aligned(k) => return exclusion::aligned(c, k as usize, sink, go_on),
+        Rung::Chains(mode) => return chains::find(c, mode, sink, go_on),
+    }
+    Ok(())
+}
+
+/// The step SE takes next on `c`: the first hint of the first producer of
+/// the ladder that has one. None when no technique applies (SE's 20.0).
+pub(crate) fn next_step(c: &Candidates, go_on: &mut GoOn<'_>) -> Result<Option<Step>, Stopped> {
+    for &rung in LADDER {
+        if !go_on() {
+            return Err(Stopped);
+        }
+        let mut found = None;
+        produce(
+            rung,
+            c,
+            &mut |step| {
+                found = Some(step);
+                false
+            },
+            go_on,
+        )?;
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    Ok(None)
+}
+
+/// A rating on SE's scale, in tenths: serate's `%r %p %d`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SeRating {
+    /// ER: the hardest step on the path; [`UNRATED`] when SE's techniques
+    /// cannot finish the puzzle.
+    pub er: u16,
+    /// EP: the hardest step up to the first that places a digit.
+    pub ep: u16,
+    /// ED: the first step's value.
+    pub ed: u16,
+    /// The steps taken, in order.
+    pub steps: Vec<Step>,
+}
+
+/// SE's "unrated" (20.0): the ladder got stuck.
+pub(crate) const UNRATED: u16 = 200;
+
+/// Walks SE's path from `c` to the end, as serate does.
+pub(crate) fn rate(mut c: Candidates, go_on: &mut GoOn<'_>) -> Result<SeRating, Stopped> {
+    let mut rating = SeRating {
+        er: 0,
+        ep: 0,
+        ed: 0,
+        steps: Vec::new(),
+    };
+    let mut placed = false;
+    while !c.is_solved() {
+        let Some(step) = next_step(&c, go_on)? else {
+            rating.er = UNRATED;
+            break;
+        };
+        rating.er = rating.er.max(step.value);
+        c.apply(&step);
+        if !placed {
+            if rating.ed == 0 {
+                rating.ed = rating.er;
+            }
+            if !step.placements.is_empty() {
+                rating.ep = rating.er;
+                placed = true;
+            }
+        }
+        rating.steps.push(step);
+    }
+    Ok(rating)
+}
+
+#[cfg(test)]
+mod tests;
