@@ -431,6 +431,7 @@ pub(super) fn step_to_pb(step: &Step) -> pb::Step {
         cells: step.cells.iter().map(|&c| u32::from(c)).collect(),
         units: step.units.iter().map(|&u| unit_ref_to_pb(u)).collect(),
         explanation: step.explanation.clone(),
+        se_value: f32::from(step.value) / 10.0,
     }
 }
 
@@ -456,6 +457,8 @@ pub(super) fn rating_to_pb(rating: &Rating) -> pb::Rating {
             })
             .collect(),
         guesses: rating.guesses,
+        se_pearl: rating.ep,
+        se_diamond: rating.ed,
     }
 }
 

@@ -551,6 +551,8 @@ pub async fn hint(args: FileArgs) -> anyhow::Result<i32> {
 pub(super) struct JsonRating<'a> {
     label: &'static str,
     se_rating: OneDecimal,
+    se_pearl: OneDecimal,
+    se_diamond: OneDecimal,
     hardest: &'a str,
     solved_by_techniques: bool,
     counts: Counts<'a>,
@@ -562,6 +564,8 @@ impl<'a> JsonRating<'a> {
         JsonRating {
             label: label_name(r.label),
             se_rating: OneDecimal(r.se_rating),
+            se_pearl: OneDecimal(r.se_pearl),
+            se_diamond: OneDecimal(r.se_diamond),
             hardest: &r.hardest_name,
             solved_by_techniques: r.solved_by_techniques,
             counts: Counts(&r.counts),
@@ -610,9 +614,16 @@ fn text_rating(r: &pb::Rating) -> String {
     } else {
         &r.hardest_name
     };
-    let mut s = format!("{} {:.1} {hardest}", label_name(r.label), r.se_rating);
+    // ER/EP/ED, as Sudoku Explainer's rater writes them.
+    let mut s = format!(
+        "{} {:.1}/{:.1}/{:.1} {hardest}",
+        label_name(r.label),
+        r.se_rating,
+        r.se_pearl,
+        r.se_diamond
+    );
     if !r.solved_by_techniques {
-        s.push_str(" (not finished by the techniques)");
+        s.push_str(" (unrated: not finished by the techniques)");
     }
     s
 }

@@ -29,7 +29,7 @@
 use super::rng::Rng;
 use super::symmetry::Symmetry;
 use super::target::Target;
-use crate::logic::{self, Rating, Reach, Technique};
+use crate::logic::{self, Rating, Reach};
 use crate::puzzle::sized::{Shape, SizedGrid};
 use crate::solver::Progress;
 use crate::solver::sized::SizedSolver;
@@ -73,7 +73,7 @@ pub struct SizedMaker {
     /// The hardest technique the puzzle may need: a removal that leaves
     /// a unique puzzle the techniques up to it cannot finish is undone
     /// (the clue could go, so the puzzle is then not minimal).
-    ceiling: Option<Technique>,
+    ceiling: Option<u16>,
     capped: bool,
     min_clues: usize,
     clues: usize,
@@ -205,9 +205,9 @@ impl SizedMaker {
     }
 
     /// This maker, keeping the puzzle within what the techniques up to
-    /// `ceiling` finish (see [`Target::ceiling`]): how an easy 16x16
+    /// steps worth up to `ceiling` tenths finish (see [`Target::ceiling`]): how an easy 16x16
     /// puzzle is made, where a minimal one is almost never easy.
-    pub fn with_ceiling(mut self, ceiling: Option<Technique>) -> SizedMaker {
+    pub fn with_ceiling(mut self, ceiling: Option<u16>) -> SizedMaker {
         self.ceiling = ceiling;
         self
     }
@@ -393,7 +393,7 @@ impl SizedMaker {
         }
         let within = |puzzle: &SizedGrid| match self.ceiling {
             None => true,
-            Some(ceiling) => matches!(logic::reach(puzzle, ceiling), Reach::Solved(_)),
+            Some(ceiling) => logic::reach(puzzle, ceiling) == Reach::Solved,
         };
         let unique = match unique {
             Some(true) if !within(&self.puzzle) => {

@@ -4,7 +4,7 @@
 //! so the same seed and options give the same puzzles either way.
 
 use super::Candidate;
-use crate::logic::{self, Label, Rating, Reach, Technique};
+use crate::logic::{self, Label, Rating, Reach};
 use crate::puzzle::sized::SizedGrid;
 
 /// The puzzles wanted.
@@ -27,18 +27,14 @@ pub enum Target {
 }
 
 impl Target {
-    /// The hardest technique a puzzle of this target may need, when the
-    /// target bounds it: a label's hardest technique (none for extreme),
-    /// the hardest within a rating range's upper end. None: no bound.
-    pub fn ceiling(&self) -> Option<Technique> {
-        let highest = |keep: &dyn Fn(Technique) -> bool| {
-            Technique::ALL.iter().copied().rev().find(|&t| keep(t))
-        };
-        let last = Technique::ALL[Technique::ALL.len() - 1];
+    /// The highest ER a puzzle of this target may have, in tenths, when
+    /// the target bounds it below SE's "unrated": a label's upper end, a
+    /// rating range's. None: no bound.
+    pub fn ceiling(&self) -> Option<u16> {
         match *self {
             Target::Any | Target::AtLeast(_) | Target::Label(Label::Extreme) => None,
-            Target::Label(label) => highest(&|t| t.label() <= label),
-            Target::Rating { max, .. } => highest(&|t| t.se_rating() <= max).filter(|&t| t != last),
+            Target::Label(label) => Some(label.er_range().1),
+            Target::Rating { max, .. } => Some(tenths(max)),
         }
     }
 
@@ -47,10 +43,10 @@ impl Target {
     ///
     /// A candidate has exactly one solution, so the uniqueness check of
     /// [`logic::rate`] is skipped, and most candidates are refused before
-    /// a full rating: `logic::reach` runs the techniques only up to the
-    /// hardest the target allows, and says at once when a puzzle needs
-    /// more (or finishes with too little). Only a candidate it keeps is
-    /// rated in full, so the decision and the rating are those of
+    /// a full rating: SE's path is walked only while its steps stay
+    /// within the target's ceiling, and a puzzle that needs a harder step
+    /// is refused there. A candidate that stays within is rated in full
+    /// on the same walk, so the decision and the rating are those of
     /// [`logic::rate`].
     pub fn accept(&self, candidate: &Candidate) -> Option<Rating> {
         self.accept_puzzle(&SizedGrid::from_grid(&candidate.puzzle))
@@ -70,58 +66,25 @@ impl Target {
         puzzle: &SizedGrid,
         guesses: impl FnOnce() -> u64,
     ) -> Option<Rating> {
-        let keep: &dyn Fn(&Rating) -> bool = match *self {
-            Target::Any => &|_| true,
-            Target::Label(label) => {
-                let ceiling = Technique::ALL
-                    .iter()
-                    .copied()
-                    .rev()
-                    .find(|t| t.label() <= label)?;
-                match (logic::reach(puzzle, ceiling), label) {
-                    (Reach::Stuck, Label::Extreme) => {}
-                    (Reach::Stuck, _) | (Reach::Solved(_), Label::Extreme) => return None,
-                    (Reach::Solved(hardest), _) => {
-                        if hardest.map_or(Label::Easy, Technique::label) != label {
-                            return None;
-                        }
-                    }
-                }
-                &move |r: &Rating| r.label == label
-            }
-            Target::AtLeast(floor) => {
-                // The hardest technique of an easier label: a puzzle that
-                // needs more is at least `floor`.
-                let easier = Technique::ALL
-                    .iter()
-                    .copied()
-                    .rev()
-                    .find(|t| t.label() < floor);
-                if let Some(ceiling) = easier
-                    && let Reach::Solved(_) = logic::reach(puzzle, ceiling)
-                {
-                    return None;
-                }
-                &move |r: &Rating| r.label >= floor
-            }
-            Target::Rating { min, max } => {
-                let ceiling = Technique::ALL
-                    .iter()
-                    .copied()
-                    .rev()
-                    .find(|t| t.se_rating() <= max)?;
-                match logic::reach(puzzle, ceiling) {
-                    Reach::Stuck => return None,
-                    // Beyond the singles the hardest technique is exact.
-                    Reach::Solved(Some(t)) if t.se_rating() < min => return None,
-                    Reach::Solved(_) => {}
-                }
-                &move |r: &Rating| r.solved && (min..=max).contains(&r.se_rating)
-            }
+        let (floor, ceiling) = match *self {
+            Target::Any => (0, logic::se::UNRATED),
+            Target::Label(label) => label.er_range(),
+            Target::AtLeast(label) => (label.er_range().0, logic::se::UNRATED),
+            Target::Rating { min, max } => (tenths(min), tenths(max)),
         };
-        let rating = logic::rating_of(logic::Candidates::new(puzzle), guesses());
-        keep(&rating).then_some(rating)
+        if ceiling < logic::se::UNRATED && logic::reach(puzzle, ceiling) == Reach::Stuck {
+            return None;
+        }
+        let rating = logic::rating_within(puzzle, guesses(), ceiling)?;
+        let er = tenths(rating.se_rating);
+        let unrated_ok = !matches!(self, Target::Rating { .. });
+        ((floor..=ceiling).contains(&er) && (rating.solved || unrated_ok)).then_some(rating)
     }
+}
+
+/// An SE rating in tenths (2.6 is 26).
+fn tenths(v: f32) -> u16 {
+    (v * 10.0).round().clamp(0.0, f32::from(logic::se::UNRATED)) as u16
 }
 
 #[cfg(test)]

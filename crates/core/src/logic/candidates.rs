@@ -57,8 +57,6 @@ pub(crate) struct Layout {
     units: Vec<u16>,
     /// Each cell's row, column and box as unit indices.
     cell_units: Vec<[u16; 3]>,
-    /// Each cell's position in its row, column and box.
-    cell_places: Vec<[u8; 3]>,
 }
 
 impl Layout {
@@ -71,11 +69,9 @@ impl Layout {
             }
         }
         let mut cell_units = vec![[0u16; 3]; n * n];
-        let mut cell_places = vec![[0u8; 3]; n * n];
         for u in 0..3 * n {
-            for (i, &c) in units[u * n..(u + 1) * n].iter().enumerate() {
+            for &c in &units[u * n..(u + 1) * n] {
                 cell_units[c as usize][u / n] = u as u16;
-                cell_places[c as usize][u / n] = i as u8;
             }
         }
         Layout {
@@ -83,7 +79,6 @@ impl Layout {
             n,
             units,
             cell_units,
-            cell_places,
         }
     }
 
@@ -96,11 +91,6 @@ impl Layout {
                 .clone();
         }
         Arc::new(Layout::build(shape))
-    }
-
-    /// The shape.
-    pub(crate) fn shape(&self) -> Shape {
-        self.shape
     }
 
     /// The side N.
@@ -125,12 +115,6 @@ impl Layout {
     #[inline]
     pub(crate) fn units_of(&self, cell: usize) -> [u16; 3] {
         self.cell_units[cell]
-    }
-
-    /// The position of `cell` in its row, column and box.
-    #[inline]
-    pub(crate) fn places_of(&self, cell: usize) -> [u8; 3] {
-        self.cell_places[cell]
     }
 
     /// True when `a` and `b` are different cells sharing a unit.
@@ -410,12 +394,6 @@ impl Candidates {
     /// gone wrong and no technique applies soundly.
     pub fn dead_cell(&self) -> Option<usize> {
         (0..self.values.len()).find(|&c| self.values[c] == 0 && self.masks[c] == 0)
-    }
-
-    /// The digits placed in unit `u` as a mask.
-    #[inline]
-    pub(crate) fn placed_in(&self, u: usize) -> u64 {
-        self.placed[u]
     }
 }
 

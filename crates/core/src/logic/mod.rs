@@ -32,8 +32,8 @@
 //! ```
 
 mod candidates;
+mod notation;
 pub(crate) mod se;
-pub(crate) mod techniques;
 
 use std::fmt;
 use std::str::FromStr;
@@ -73,7 +73,9 @@ pub enum Technique {
     XyWing,
     /// A trivalue pivot and two bivalue pincers inside its candidates.
     XyzWing,
-    /// Two equal bivalue cells joined by a strong link on one of their digits.
+    /// Two equal bivalue cells joined by a strong link on one of their
+    /// digits. Not on Sudoku Explainer's ladder: no longer produced (its
+    /// name stays known).
     WWing,
     /// Four cells of a unit with four candidates between them.
     NakedQuad,
@@ -81,7 +83,9 @@ pub enum Technique {
     Jellyfish,
     /// Four digits confined to the same four cells of a unit.
     HiddenQuad,
-    /// Two-colouring a digit's chains of conjugate pairs.
+    /// Two-colouring a digit's chains of conjugate pairs. Not on Sudoku
+    /// Explainer's ladder (SE's X-cycles and forcing X-chains find what it
+    /// does): no longer produced (its name stays known).
     SimpleColoring,
     /// Sudoku Explainer's direct pointing: a pointing whose eliminations
     /// leave a hidden single, which it places.
@@ -139,11 +143,17 @@ pub enum Technique {
 }
 
 impl Technique {
-    /// Every technique, easiest first: the order [`hint`] and [`rate`] try them.
+    /// Every technique of Sudoku Explainer's ladder, by the least value SE
+    /// gives it ([`hint`] and [`rate`] follow SE's ladder, whose order is
+    /// nearly this one).
     pub const ALL: &'static [Technique] = &[
         Technique::FullHouse,
         Technique::HiddenSingle,
+        Technique::DirectPointing,
+        Technique::DirectClaiming,
+        Technique::DirectHiddenPair,
         Technique::NakedSingle,
+        Technique::DirectHiddenTriple,
         Technique::Pointing,
         Technique::Claiming,
         Technique::NakedPair,
@@ -154,11 +164,24 @@ impl Technique {
         Technique::HiddenTriple,
         Technique::XyWing,
         Technique::XyzWing,
-        Technique::WWing,
+        Technique::UniqueRectangle,
+        Technique::UniqueLoop,
         Technique::NakedQuad,
         Technique::Jellyfish,
         Technique::HiddenQuad,
-        Technique::SimpleColoring,
+        Technique::Bug,
+        Technique::AlignedPairExclusion,
+        Technique::XCycle,
+        Technique::YCycle,
+        Technique::ForcingXChain,
+        Technique::XyCycle,
+        Technique::ForcingChain,
+        Technique::AlignedTripleExclusion,
+        Technique::Nishio,
+        Technique::MultipleForcingChains,
+        Technique::DynamicForcingChains,
+        Technique::DynamicForcingChainsPlus,
+        Technique::NestedForcingChains,
     ];
 
     /// The stable name, as the wire and the CLI spell it.
@@ -212,7 +235,12 @@ impl Technique {
         Technique::ALL
             .iter()
             .copied()
-            .chain([Technique::Search, Technique::MissingCandidate])
+            .chain([
+                Technique::WWing,
+                Technique::SimpleColoring,
+                Technique::Search,
+                Technique::MissingCandidate,
+            ])
             .find(|t| t.name() == name)
     }
 
@@ -221,7 +249,7 @@ impl Technique {
     pub fn se_rating(self) -> f32 {
         match self {
             Technique::FullHouse => 1.0,
-            Technique::HiddenSingle => 1.5,
+            Technique::HiddenSingle => 1.2,
             Technique::NakedSingle => 2.3,
             Technique::Pointing => 2.6,
             Technique::Claiming => 2.8,
@@ -270,16 +298,7 @@ impl Technique {
         if matches!(self, Technique::Search | Technique::MissingCandidate) {
             return Label::Extreme;
         }
-        let se = self.se_rating();
-        if se <= 2.3 {
-            Label::Easy
-        } else if se <= 3.4 {
-            Label::Medium
-        } else if se <= 4.4 {
-            Label::Hard
-        } else {
-            Label::Expert
-        }
+        Label::of_er(self.se_rating())
     }
 }
 
@@ -289,18 +308,20 @@ impl fmt::Display for Technique {
     }
 }
 
-/// How hard a puzzle is for a person, from the hardest technique it needs.
+/// How hard a puzzle is for a person: a range of its Sudoku Explainer
+/// rating ([`Label::of_er`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Label {
-    /// Singles only (SE up to 2.3).
+    /// Singles and the direct techniques (ER up to 2.5).
     Easy,
-    /// Locked candidates, pairs, X-Wing (SE up to 3.4).
+    /// Locked candidates, pairs, X-Wing (ER 2.6 to 3.4).
     Medium,
-    /// Triples, Swordfish, XY-, XYZ- and W-Wing (SE up to 4.4).
+    /// Triples, Swordfish, XY- and XYZ-Wing (ER 3.5 to 4.4).
     Hard,
-    /// Quads, Jellyfish, simple colouring (SE above 4.4).
+    /// Unique rectangles, quads, BUG, aligned pairs, cycles and short
+    /// forcing chains (ER 4.5 to 6.9).
     Expert,
-    /// No listed technique finishes it.
+    /// Longer chains and beyond (ER 7.0 and above), or unrated (20.0).
     Extreme,
 }
 
@@ -313,6 +334,38 @@ impl Label {
         Label::Expert,
         Label::Extreme,
     ];
+
+    /// The label of an ER: easy up to 2.5 (singles and the direct
+    /// techniques), medium up to 3.4 (intersections, pairs, X-wing), hard
+    /// up to 4.4 (triples, swordfish, XY- and XYZ-wings), expert up to 6.9
+    /// (unique rectangles, quads, BUG, aligned pairs, cycles and short
+    /// forcing chains), extreme from 7.0 (longer chains, Nishio, multiple,
+    /// dynamic and nested chains) and for a puzzle SE cannot rate (20.0).
+    pub fn of_er(er: f32) -> Label {
+        if er <= 2.55 {
+            Label::Easy
+        } else if er <= 3.45 {
+            Label::Medium
+        } else if er <= 4.45 {
+            Label::Hard
+        } else if er <= 6.95 {
+            Label::Expert
+        } else {
+            Label::Extreme
+        }
+    }
+
+    /// The ER range of the label, in tenths, both ends inclusive (extreme
+    /// up to SE's 20.0, "unrated").
+    pub(crate) fn er_range(self) -> (u16, u16) {
+        match self {
+            Label::Easy => (0, 25),
+            Label::Medium => (26, 34),
+            Label::Hard => (35, 44),
+            Label::Expert => (45, 69),
+            Label::Extreme => (70, se::UNRATED),
+        }
+    }
 
     /// The lowercase name: "easy", "medium", "hard", "expert", "extreme".
     pub fn name(self) -> &'static str {
@@ -427,18 +480,23 @@ impl Step {
 /// What [`rate`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rating {
-    /// True when the listed techniques finished the puzzle.
+    /// True when Sudoku Explainer's techniques finished the puzzle.
     pub solved: bool,
-    /// The hardest technique used (when not solved: the hardest used
-    /// before the techniques got stuck). None when nothing was needed.
+    /// The technique of the hardest step on the path (when not solved: the
+    /// hardest before the techniques got stuck). None when nothing was
+    /// needed.
     pub hardest: Option<Technique>,
-    /// The SE value of `hardest` (0 when none). When not solved this is
-    /// only a lower bound, and `label` is [`Label::Extreme`].
+    /// ER, Sudoku Explainer's rating: the value of the hardest step on SE's
+    /// path to the solution. 20.0 ("unrated", as SE says) when SE's
+    /// techniques cannot finish the puzzle; never a low number then.
     pub se_rating: f32,
-    /// The label.
+    /// EP: the hardest step up to the first that places a digit.
+    pub ep: f32,
+    /// ED: the value of the first step.
+    pub ed: f32,
+    /// The label: a range of ER ([`Label::of_er`]).
     pub label: Label,
-    /// How many steps of each technique, in [`Technique::ALL`] order, only
-    /// those used.
+    /// How many steps of each technique, easiest first, only those used.
     pub counts: Vec<(Technique, u32)>,
     /// The engine's branch points while solving the puzzle and proving its
     /// solution unique.
@@ -504,17 +562,7 @@ pub fn hint_while(
     if state.dead_cell().is_some() {
         return Ok(None);
     }
-    let mut finder = techniques::Finder::new(true);
-    finder.reset();
-    for &t in Technique::ALL {
-        if !go_on() {
-            return Err(Stopped);
-        }
-        if finder.find(t, state) {
-            return Ok(Some(finder.step));
-        }
-    }
-    Ok(None)
+    se::next_step(state, &mut go_on)
 }
 
 /// A search for a step stopped before its end (see [`hint_while`]).
@@ -546,6 +594,7 @@ pub fn search_step_from(state: &Candidates, solution: &[u8]) -> Option<Step> {
     let d = solution[cell];
     let mut step = Step::empty();
     step.technique = Technique::Search;
+    step.value = 0;
     step.placements.push((cell as u16, d));
     step.cells.push(cell as u16);
     step.explanation = format!(
@@ -583,6 +632,7 @@ pub fn missing_candidate(state: &Candidates, solution: &[u8]) -> Option<Step> {
     let d = solution[cell];
     let mut step = Step::empty();
     step.technique = Technique::MissingCandidate;
+    step.value = 0;
     step.restorations.push((cell as u16, d));
     step.cells.push(cell as u16);
     step.explanation = format!(
@@ -600,16 +650,6 @@ pub fn missing_candidate(state: &Candidates, solution: &[u8]) -> Option<Step> {
             .push_str(&format!("; {n} more cells lack their solution's digit")),
     }
     Some(step)
-}
-
-/// Runs the finders in order; the first that finds a step leaves it in
-/// `finder.step` and its technique is returned.
-fn next_step(state: &Candidates, finder: &mut techniques::Finder) -> Option<Technique> {
-    finder.reset();
-    Technique::ALL
-        .iter()
-        .copied()
-        .find(|&t| finder.find(t, state))
 }
 
 /// What the engine for a puzzle's shape found: the 9x9 bitboard for 9x9
@@ -682,52 +722,46 @@ pub(crate) fn rate_unique(puzzle: &SizedGrid) -> Rating {
     rating_of(Candidates::new(puzzle), guesses)
 }
 
-/// How far the techniques up to a ceiling take a puzzle: see [`reach`].
+/// How far Sudoku Explainer's ladder takes a puzzle within a ceiling: see
+/// [`reach`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reach {
-    /// Solved; the hardest technique used beyond the singles, if any.
-    Solved(Option<Technique>),
-    /// Stuck: [`rate`] would need a technique above the ceiling, or none
-    /// would finish it.
+    /// Solved with no step above the ceiling.
+    Solved,
+    /// Stuck: a step worth more than the ceiling is needed, or none finishes.
     Stuck,
 }
 
-/// Whether the techniques up to `ceiling` finish `grid`, a puzzle known to
-/// have exactly one solution, and with what (the singles are always
-/// placed, whatever the ceiling). This is what [`rate`]'s loop
-/// does, without the techniques above the ceiling and with the singles
-/// placed all at once ([`Candidates::place_singles`]): each time the
-/// singles run out the two loops stand on the same state and take the
-/// same step, so `Solved(Some(t))` means [`rate`] finds `t` hardest, and
-/// `Solved(None)` means it finds the puzzle easy (which single is hardest
-/// is not tracked). The generator decides with it which candidates are
-/// worth a full rating: a puzzle that needs a technique above the target
-/// label stops at the first point where it does.
-pub(crate) fn reach(puzzle: &SizedGrid, ceiling: Technique) -> Reach {
+/// Whether SE's ladder finishes `puzzle`, known to have exactly one
+/// solution, with no step worth more than `ceiling` tenths. The singles
+/// are placed all at once ([`Candidates::place_singles`]) between steps:
+/// a sound step never undoes a single, so the state where the singles run
+/// out is the one the step-by-step path reaches too. The generator decides
+/// with it which candidates are worth a full rating, and keeps a sized
+/// puzzle within a label while it removes clues; the full rating decides.
+pub(crate) fn reach(puzzle: &SizedGrid, ceiling: u16) -> Reach {
     let mut state = Candidates::new(puzzle);
-    let mut finder = techniques::Finder::new(false);
-    let mut hardest = None;
     loop {
         state.place_singles();
         if state.is_solved() {
-            return Reach::Solved(hardest);
+            return Reach::Solved;
         }
         if state.dead_cell().is_some() {
             return Reach::Stuck;
         }
-        finder.reset();
-        let Some(t) = Technique::ALL
-            .iter()
-            .copied()
-            .skip_while(|&t| t <= Technique::NakedSingle)
-            .take_while(|&t| t <= ceiling)
-            .find(|&t| finder.find(t, &state))
-        else {
-            return Reach::Stuck;
-        };
-        hardest = hardest.max(Some(t));
-        state.apply(&finder.step);
+        match se::next_step(&state, &mut || true) {
+            Ok(Some(step)) if step.value <= ceiling => state.apply(&step),
+            _ => return Reach::Stuck,
+        }
     }
+}
+
+/// [`rating_of`] of a puzzle, ended as soon as a step is worth more than
+/// `ceiling` tenths (None then): what a search for puzzles up to a rating
+/// needs, without walking the rest of a hard puzzle's path.
+pub(crate) fn rating_within(puzzle: &SizedGrid, guesses: u64, ceiling: u16) -> Option<Rating> {
+    let se = se::rate(Candidates::new(puzzle), &mut || true, ceiling).ok()?;
+    (se.er <= ceiling).then(|| Rating::of(&se, guesses))
 }
 
 /// The logical part of [`rate`], from the state of a puzzle already known
@@ -738,69 +772,53 @@ pub fn rating_of(state: Candidates, guesses: u64) -> Rating {
     rating_while(state, guesses, || true).expect("never stopped")
 }
 
-/// [`rating_of`], asking `go_on` before each step: None when it said stop
-/// (the service's deadline; a 64x64 grid takes thousands of steps).
+/// [`rating_of`], asking `go_on` now and then: None when it said stop
+/// (the service's deadline; a 64x64 grid takes thousands of steps, and a
+/// nested forcing chain can take seconds).
 pub fn rating_while(
-    mut state: Candidates,
+    state: Candidates,
     guesses: u64,
-    go_on: impl FnMut() -> bool,
+    mut go_on: impl FnMut() -> bool,
 ) -> Option<Rating> {
-    let (solved, counts) = solve_logically(&mut state, go_on)?;
-    let hardest = Technique::ALL
-        .iter()
-        .rev()
-        .copied()
-        .find(|&t| counts[t as usize] > 0);
-    let label = match (solved, hardest) {
-        (false, _) => Label::Extreme,
-        (true, None) => Label::Easy,
-        (true, Some(t)) => t.label(),
-    };
-    Some(Rating {
-        solved,
-        hardest,
-        se_rating: hardest.map_or(0.0, Technique::se_rating),
-        label,
-        counts: Technique::ALL
-            .iter()
-            .copied()
-            .filter(|&t| counts[t as usize] > 0)
-            .map(|t| (t, counts[t as usize]))
-            .collect(),
-        guesses,
-    })
+    let se = se::rate(state, &mut go_on, se::UNRATED).ok()?;
+    Some(Rating::of(&se, guesses))
 }
 
-/// Steps `state` with the easiest technique that applies, back to the
-/// easiest after each step, until solved or stuck. Returns whether it was
-/// solved and the steps taken per technique (indexed by discriminant), or
-/// None when `go_on` said stop.
-fn solve_logically(
-    state: &mut Candidates,
-    mut go_on: impl FnMut() -> bool,
-) -> Option<(bool, [u32; TECHNIQUES])> {
-    let mut counts = [0u32; TECHNIQUES];
-    let mut finder = techniques::Finder::new(false);
-    // The state comes from a puzzle with one solution and every step is
-    // sound, so no cell runs out of candidates: the scan for one is left
-    // out of the loop (it cost a tenth of a rating).
-    while !state.is_solved() {
-        if !go_on() {
-            return None;
-        }
-        match next_step(state, &mut finder) {
-            Some(t) => {
-                counts[t as usize] += 1;
-                state.apply(&finder.step);
+impl Rating {
+    /// The rating of SE's path `se`.
+    fn of(se: &se::SeRating, guesses: u64) -> Rating {
+        let mut counts = [0u32; TECHNIQUES];
+        let mut hardest: Option<&Step> = None;
+        for step in &se.steps {
+            counts[step.technique as usize] += 1;
+            if hardest.is_none_or(|h| step.value > h.value) {
+                hardest = Some(step);
             }
-            None => return Some((false, counts)),
+        }
+        let solved = se.er != se::UNRATED;
+        let mut order: Vec<Technique> = se.steps.iter().map(|s| s.technique).collect();
+        order.sort_unstable_by_key(|&t| (t.se_rating() * 10.0).round() as u16);
+        order.dedup();
+        Rating {
+            solved,
+            hardest: hardest.map(|s| s.technique),
+            se_rating: tenths(se.er),
+            ep: tenths(se.ep),
+            ed: tenths(se.ed),
+            label: Label::of_er(tenths(se.er)),
+            counts: order.into_iter().map(|t| (t, counts[t as usize])).collect(),
+            guesses,
         }
     }
-    Some((true, counts))
+}
+
+/// SE's tenths as the rating people read (26 is 2.6).
+fn tenths(v: u16) -> f32 {
+    f32::from(v) / 10.0
 }
 
 /// How many techniques there are.
-const TECHNIQUES: usize = Technique::SimpleColoring as usize + 1;
+const TECHNIQUES: usize = Technique::MissingCandidate as usize + 1;
 
 #[cfg(test)]
 mod tests;

@@ -32,12 +32,13 @@ fn the_classic_puzzle_needs_singles_only() {
 
 #[test]
 fn hints_never_lead_away_from_the_solution() {
-    for name in [
-        "puzzles2_17_clue",
-        "puzzles3_magictour_top1465",
-        "puzzles6_forum_hardest_1106",
+    // Chains are slow in a debug build: fewer of the hardest.
+    for (name, count) in [
+        ("puzzles2_17_clue", 60),
+        ("puzzles3_magictour_top1465", 30),
+        ("puzzles6_forum_hardest_1106", 3),
     ] {
-        for g in public_set(name, 200) {
+        for g in public_set(name, count) {
             let solution = solver::solve(&g).unwrap();
             let mut state = Candidates::from_grid(&g);
             while let Some(step) = hint(&state) {
@@ -170,15 +171,17 @@ fn claiming_clears_the_box_outside_the_row() {
 #[test]
 fn naked_pair_clears_its_digits_from_the_row() {
     let mut m = full();
+    // Two cells of row 1 in different boxes (SE looks in boxes first).
     set(&mut m, rc(1, 1), &[1, 2]);
-    set(&mut m, rc(1, 2), &[1, 2]);
+    set(&mut m, rc(1, 5), &[1, 2]);
     let s = hint_on(&m);
     assert_eq!(s.technique, Technique::NakedPair);
-    assert_eq!(s.eliminations, elims(rc(1, 3)..=rc(1, 9), &[1, 2]));
+    let rest = (1..=9).filter(|&c| c != 1 && c != 5).map(|c| rc(1, c));
+    assert_eq!(s.eliminations, elims(rest, &[1, 2]));
     assert_eq!(s.units, vec![UnitRef::Row(0)]);
     assert_eq!(
         s.explanation,
-        "r1c1 and r1c2 hold only {1,2} between them, so the rest of row 1 loses those digits"
+        "r1c1 and r1c5 hold only {1,2} between them, so the rest of row 1 loses those digits"
     );
 }
 
@@ -311,23 +314,6 @@ fn xyz_wing_clears_the_cells_all_three_see() {
 }
 
 #[test]
-fn w_wing_clears_the_cells_both_ends_see() {
-    // r1c1 and r5c5 are {1,2}; in row 3, 1 is only in r3c2 (sees r1c1) and
-    // r3c5 (sees r5c5): one of the two is 2, so r1c5 and r5c1 lose 2.
-    let mut m = full();
-    set(&mut m, rc(1, 1), &[1, 2]);
-    set(&mut m, rc(5, 5), &[1, 2]);
-    remove(&mut m, 1, [1, 3, 4, 6, 7, 8, 9].map(|c| rc(3, c)));
-    let s = hint_on(&m);
-    assert_eq!(s.technique, Technique::WWing);
-    assert_eq!(
-        s.eliminations,
-        vec![(rc(1, 5) as u16, 2), (rc(5, 1) as u16, 2)]
-    );
-    assert_eq!(s.units, vec![UnitRef::Row(2)]);
-}
-
-#[test]
 fn naked_quad_clears_its_digits_from_the_row() {
     let mut m = full();
     set(&mut m, rc(1, 1), &[1, 2]);
@@ -386,153 +372,6 @@ fn hidden_quad_clears_the_other_digits_of_its_cells() {
 }
 
 #[test]
-fn simple_coloring_traps_a_cell_that_sees_both_colours() {
-    // 1's conjugate pairs: row 1 (r1c1, r1c5), column 5 (r1c5, r7c5), box 8
-    // (r7c5, r9c6). Colours: {r1c1, r7c5} and {r1c5, r9c6}; r9c1 sees r1c1
-    // and r9c6, so it loses 1.
-    let mut m = full();
-    remove(&mut m, 1, [2, 3, 4, 6, 7, 8, 9].map(|c| rc(1, c)));
-    remove(&mut m, 1, [2, 3, 4, 5, 6, 8, 9].map(|r| rc(r, 5)));
-    remove(
-        &mut m,
-        1,
-        [
-            rc(7, 4),
-            rc(7, 6),
-            rc(8, 4),
-            rc(8, 5),
-            rc(8, 6),
-            rc(9, 4),
-            rc(9, 5),
-        ],
-    );
-    let s = hint_on(&m);
-    assert_eq!(s.technique, Technique::SimpleColoring);
-    assert_eq!(s.eliminations, vec![(rc(9, 1) as u16, 1)]);
-    let mut chain = s.cells.clone();
-    chain.sort();
-    assert_eq!(
-        chain,
-        vec![
-            rc(1, 1) as u16,
-            rc(1, 5) as u16,
-            rc(7, 5) as u16,
-            rc(9, 6) as u16
-        ]
-    );
-}
-
-#[test]
-fn simple_coloring_wrap_makes_a_colour_false() {
-    // 1's conjugate pairs r1c1-r1c5 (row 1), r1c5-r5c5 (column 5), r5c5-r5c2
-    // (row 5), r5c2-r2c2 (column 2): r1c1 and r2c2 share a colour and box 1,
-    // so that colour, r1c1 r5c5 r2c2, loses 1.
-    let mut m = full();
-    remove(&mut m, 1, [2, 3, 4, 6, 7, 8, 9].map(|c| rc(1, c)));
-    remove(&mut m, 1, [2, 3, 4, 6, 7, 8, 9].map(|r| rc(r, 5)));
-    remove(&mut m, 1, [1, 3, 4, 6, 7, 8, 9].map(|c| rc(5, c)));
-    remove(&mut m, 1, [1, 3, 4, 6, 7, 8, 9].map(|r| rc(r, 2)));
-    let s = hint_on(&m);
-    assert_eq!(s.technique, Technique::SimpleColoring, "{s:?}");
-    assert_eq!(
-        s.eliminations,
-        vec![
-            (rc(1, 1) as u16, 1),
-            (rc(2, 2) as u16, 1),
-            (rc(5, 5) as u16, 1)
-        ]
-    );
-}
-
-mod order_free {
-    //! The hardest technique and the label do not depend on how the grid is
-    //! written down: relabelled digits, rows and columns permuted within
-    //! bands and stacks, bands and stacks permuted, the grid transposed.
-
-    use super::*;
-    use proptest::prelude::*;
-    use std::sync::LazyLock;
-
-    static SAMPLE: LazyLock<Vec<Grid>> = LazyLock::new(|| {
-        let mut v = public_set("puzzles2_17_clue", 150);
-        v.extend(public_set("puzzles3_magictour_top1465", 150));
-        v.extend(public_set("puzzles6_forum_hardest_1106", 30));
-        v
-    });
-
-    fn perm(n: u8) -> impl Strategy<Value = Vec<u8>> {
-        Just((0..n).collect::<Vec<u8>>()).prop_shuffle()
-    }
-
-    /// A relabelling, a row order, a column order and whether to transpose.
-    #[derive(Debug, Clone)]
-    struct Symmetry {
-        digits: Vec<u8>,
-        rows: [usize; 9],
-        cols: [usize; 9],
-        transpose: bool,
-    }
-
-    /// A line order that keeps bands (or stacks) whole.
-    fn line_order() -> impl Strategy<Value = [usize; 9]> {
-        (perm(3), perm(3), perm(3), perm(3)).prop_map(|(bands, a, b, c)| {
-            let within = [a, b, c];
-            let mut order = [0usize; 9];
-            for (i, slot) in order.iter_mut().enumerate() {
-                let band = bands[i / 3] as usize;
-                *slot = band * 3 + within[band][i % 3] as usize;
-            }
-            order
-        })
-    }
-
-    fn symmetry() -> impl Strategy<Value = Symmetry> {
-        (perm(9), line_order(), line_order(), any::<bool>()).prop_map(
-            |(digits, rows, cols, transpose)| Symmetry {
-                digits,
-                rows,
-                cols,
-                transpose,
-            },
-        )
-    }
-
-    fn apply(g: &Grid, s: &Symmetry) -> Grid {
-        let mut out = [0u8; 81];
-        for r in 0..9 {
-            for c in 0..9 {
-                let (sr, sc) = (s.rows[r], s.cols[c]);
-                let (sr, sc) = if s.transpose { (sc, sr) } else { (sr, sc) };
-                let d = g.0[sr * 9 + sc];
-                out[r * 9 + c] = if d == 0 {
-                    0
-                } else {
-                    s.digits[d as usize - 1] + 1
-                };
-            }
-        }
-        Grid(out)
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
-
-        #[test]
-        fn hardest_and_label_survive_the_symmetries(
-            which in any::<prop::sample::Index>(),
-            s in symmetry(),
-        ) {
-            let g = SAMPLE[which.index(SAMPLE.len())];
-            let t = apply(&g, &s);
-            let (a, b) = (rate(&g).unwrap(), rate(&t).unwrap());
-            prop_assert_eq!(a.hardest, b.hardest, "{:?} -> {:?}", g, t);
-            prop_assert_eq!(a.label, b.label);
-            prop_assert_eq!(a.solved, b.solved);
-        }
-    }
-}
-
-#[test]
 fn only_puzzles_with_one_solution_are_rated() {
     let mut clash = grid(CLASSIC);
     clash.0[2] = 5; // a second 5 in row 1
@@ -558,20 +397,16 @@ fn a_solved_grid_needs_nothing() {
 }
 
 #[test]
-fn unfinished_puzzles_are_extreme_and_say_so() {
-    // The first forum-hardest puzzle is far beyond the listed techniques.
+fn the_hardest_puzzles_are_extreme_and_search_names_the_solution() {
+    // The first forum-hardest puzzle needs SE's longest chains.
     let g = public_set("puzzles6_forum_hardest_1106", 1)[0];
     let r = rate(&g).unwrap();
-    assert!(!r.solved);
-    assert_eq!(r.label, Label::Extreme);
+    assert_eq!(r.label, Label::Extreme, "{r:?}");
+    assert!(r.se_rating >= 7.0, "{r:?}");
     assert!(r.guesses > 0);
-    // The fallback step is the solution's digit.
-    let state = Candidates::from_grid(&g);
-    let mut s = state;
-    while let Some(step) = hint(&s) {
-        s.apply(&step);
-    }
-    let step = search_step(&s).unwrap();
+    // The fallback step, for a state no technique moves, is the solution's
+    // digit.
+    let step = search_step(&Candidates::from_grid(&g)).unwrap();
     assert_eq!(step.technique, Technique::Search);
     let (cell, d) = step.placements[0];
     assert_eq!(solver::solve(&g).unwrap().0[cell as usize], d);
@@ -589,28 +424,27 @@ fn names_and_labels_round_trip() {
     assert!("insane".parse::<Label>().is_err());
     // ALL is in order of SE value, never decreasing.
     for w in Technique::ALL.windows(2) {
-        assert!(w[0] < w[1] && w[0].se_rating() <= w[1].se_rating(), "{w:?}");
+        assert!(w[0].se_rating() <= w[1].se_rating(), "{w:?}");
     }
 }
 
 /// `reach` stands in for `rate` when the generator picks candidates: at
-/// every ceiling it must stop exactly when `rate` needs more, and name the
-/// same hardest technique beyond the singles.
+/// every ceiling from the naked single's 2.3 up it must stop exactly when
+/// `rate` needs a harder step.
 #[test]
 fn reach_agrees_with_rate_at_every_ceiling() {
     let mut puzzles = vec![grid(CLASSIC)];
     for name in ["puzzles2_17_clue", "puzzles3_magictour_top1465"] {
-        puzzles.extend(public_set(name, 150));
+        puzzles.extend(public_set(name, 60));
     }
     let mut labels = std::collections::HashSet::new();
     for g in &puzzles {
         let r = rate(g).unwrap();
         labels.insert(r.label);
-        let beyond_singles = r.hardest.filter(|&t| t > Technique::NakedSingle);
-        for &ceiling in Technique::ALL {
-            // The singles are always placed, whatever the ceiling.
-            let want = if r.solved && beyond_singles.is_none_or(|t| t <= ceiling) {
-                Reach::Solved(beyond_singles)
+        let er = (r.se_rating * 10.0).round() as u16;
+        for ceiling in [23, 26, 28, 30, 34, 40, 44, 50, 54, 62, 66, 75] {
+            let want = if er <= ceiling {
+                Reach::Solved
             } else {
                 Reach::Stuck
             };

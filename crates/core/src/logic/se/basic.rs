@@ -13,7 +13,7 @@
 
 use super::Sink;
 use crate::logic::candidates::{Layout, bits_of, digits_of};
-use crate::logic::techniques::{Cells, Digits, Rc};
+use crate::logic::notation::{Cells, Digits, Rc};
 use crate::logic::{Candidates, Step, Technique, UnitRef};
 
 /// The units of one kind: 0 rows, 1 columns, 2 boxes.
@@ -78,11 +78,18 @@ pub(crate) fn hidden_single(c: &Candidates, sink: &mut Sink<'_>) {
                 };
                 step.placements.push((cell as u16, d));
                 step.units.push(unit);
-                step.cells.push(cell as u16);
+                if alone {
+                    step.cells.push(cell as u16);
+                } else {
+                    blockers(c, l, u, cell, d, &mut step.cells);
+                }
                 if alone {
                     write(
                         &mut step,
-                        format_args!("{} is the last open cell of {unit}: {d}", Rc(cell, n)),
+                        format_args!(
+                            "{} is the last empty cell in {unit}: it takes {d}",
+                            Rc(cell, n)
+                        ),
                     );
                 } else {
                     write(
@@ -99,6 +106,22 @@ pub(crate) fn hidden_single(c: &Candidates, sink: &mut Sink<'_>) {
             }
         }
     }
+}
+
+/// The placed `d`s that keep it out of unit `u`'s open cells other than
+/// `cell`: the cells that justify a hidden single, ascending.
+fn blockers(c: &Candidates, l: &Layout, u: usize, cell: usize, d: u8, out: &mut Vec<u16>) {
+    for &y in l.unit(u) {
+        let y = y as usize;
+        if y == cell || c.value(y) != 0 {
+            continue;
+        }
+        if let Some(p) = l.peers(y).find(|&p| c.value(p) == d) {
+            out.push(p as u16);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
 }
 
 /// Cells with one candidate, row by row (2.3).
@@ -156,12 +179,11 @@ pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
                                 .map(|i| l.unit(u3)[i])
                                 .filter(|&x| !in2(x))
                                 .collect();
-                            if left.len() == 1 {
-                                if let Some(step) = lock_step(c, l, u1, u2, d, Some(left[0]))
-                                    && !sink(step)
-                                {
-                                    return;
-                                }
+                            if left.len() == 1
+                                && let Some(step) = lock_step(c, l, u1, u2, d, Some(left[0]))
+                                && !sink(step)
+                            {
+                                return;
                             }
                         }
                     } else if let Some(step) = lock_step(c, l, u1, u2, d, None)
@@ -251,7 +273,7 @@ fn subsets(len: usize, k: usize, f: &mut dyn FnMut(u64) -> bool) -> bool {
     k <= len && go(len, k, 0, 0, f)
 }
 
-const SET_NAMES: [&str; 3] = ["pair", "triple", "quad"];
+pub(crate) const SET_NAMES: [&str; 3] = ["pair", "triple", "quad"];
 
 /// Naked sets of `k` cells in a unit (pair 3.0, triple 3.6, quad 5.0):
 /// each cell has 2 or more candidates, k between them; the unit's other
@@ -299,10 +321,7 @@ pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
             write(
                 &mut step,
                 format_args!(
-                    "naked {} {} in {}: {} hold {}, the rest of {} loses them",
-                    SET_NAMES[k - 2],
-                    Digits(union),
-                    UnitRef::of(u, n),
+                    "{} hold only {} between them, so the rest of {} loses those digits",
                     Cells(&cells, n),
                     Digits(union),
                     UnitRef::of(u, n)
@@ -466,9 +485,9 @@ pub(crate) fn fish(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
                     &mut step,
                     format_args!(
                         "in {} {d} can only go in {}, on {}: the rest of those lose {d} ({})",
-                        crate::logic::techniques::Lines(rows, lines),
+                        crate::logic::notation::Lines(rows, lines),
                         Cells(&cells, n),
-                        crate::logic::techniques::Lines(!rows, common),
+                        crate::logic::notation::Lines(!rows, common),
                         technique.name().to_lowercase().replace('_', "-")
                     ),
                 );

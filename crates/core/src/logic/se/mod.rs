@@ -176,8 +176,14 @@ pub(crate) struct SeRating {
 /// SE's "unrated" (20.0): the ladder got stuck.
 pub(crate) const UNRATED: u16 = 200;
 
-/// Walks SE's path from `c` to the end, as serate does.
-pub(crate) fn rate(mut c: Candidates, go_on: &mut GoOn<'_>) -> Result<SeRating, Stopped> {
+/// Walks SE's path from `c` to the end, as serate does; or until a step
+/// is worth more than `above` tenths (then `er` is that step's value and
+/// the walk ends there: what a search for puzzles up to `above` needs).
+pub(crate) fn rate(
+    mut c: Candidates,
+    go_on: &mut GoOn<'_>,
+    above: u16,
+) -> Result<SeRating, Stopped> {
     let mut rating = SeRating {
         er: 0,
         ep: 0,
@@ -191,6 +197,10 @@ pub(crate) fn rate(mut c: Candidates, go_on: &mut GoOn<'_>) -> Result<SeRating, 
             break;
         };
         rating.er = rating.er.max(step.value);
+        if rating.er > above {
+            rating.steps.push(step);
+            break;
+        }
         c.apply(&step);
         if !placed {
             if rating.ed == 0 {

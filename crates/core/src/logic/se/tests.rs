@@ -21,7 +21,7 @@ pub(crate) fn reference() -> Vec<(Grid, u16, u16, u16, String)> {
 }
 
 fn rated(g: &Grid) -> SeRating {
-    rate(Candidates::from_grid(g), &mut || true).expect("not stopped")
+    rate(Candidates::from_grid(g), &mut || true, UNRATED).expect("not stopped")
 }
 
 #[test]
