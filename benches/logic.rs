@@ -15,8 +15,9 @@
 //! `cargo bench --bench logic -- serate [FILE]` rates the puzzles of the
 //! Sudoku Explainer reference set (default data/se_reference.txt: puzzle,
 //! serate's ER, EP and ED, group, index) and prints, per group, how often
-//! the rater finishes and how its SE value compares with serate's ER. This
-//! rater computes no EP or ED yet, so those columns are not compared.
+//! SE's techniques finish, how often ER, and EP with ED, equal serate's, and
+//! the median and p99 time to rate a puzzle (`BENCH_VERBOSE=1` lists the
+//! puzzles whose ER differs).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -148,51 +149,75 @@ fn agree(args: &[String]) {
     }
 }
 
-/// Agreement with serate's ER on the reference set, per group.
+/// Agreement with serate on the reference set, per group: ER, and EP with
+/// ED, and the time to rate each puzzle (uniqueness check and SE's path).
 fn serate(args: &[String]) {
     let path = args.first().cloned().unwrap_or_else(|| {
         concat!(env!("CARGO_MANIFEST_DIR"), "/data/se_reference.txt").to_owned()
     });
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    // group -> (serate's ER, our rating) of each puzzle, in file order.
-    let mut groups: Vec<(String, Vec<(f32, Rating)>)> = Vec::new();
+    /// serate's ER, EP and ED, our rating, and its time in microseconds.
+    type Row = ([f32; 3], Rating, f64);
+    let mut groups: Vec<(String, Vec<Row>)> = Vec::new();
     for line in text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
     {
         let f: Vec<&str> = line.split_whitespace().collect();
-        let (puzzle, er, group) = (f[0], f[1].parse::<f32>().expect("ER"), f[4]);
+        let num = |i: usize| f[i].parse::<f32>().expect("a rating");
+        let (puzzle, se, group) = (f[0], [num(1), num(2), num(3)], f[4]);
         let g = Grid::from_text(puzzle).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let start = Instant::now();
         let r = logic::rate(&g).unwrap_or_else(|e| panic!("{puzzle}: {e}"));
+        let us = start.elapsed().as_secs_f64() * 1e6;
+        if std::env::var_os("BENCH_VERBOSE").is_some() && (r.se_rating - se[0]).abs() > 0.05 {
+            eprintln!(
+                "{puzzle} {group}: serate {} ours {} ({:?})",
+                se[0], r.se_rating, r.hardest
+            );
+        }
         match groups.iter_mut().find(|(name, _)| name == group) {
-            Some((_, rows)) => rows.push((er, r)),
-            None => groups.push((group.to_owned(), vec![(er, r)])),
+            Some((_, rows)) => rows.push((se, r, us)),
+            None => groups.push((group.to_owned(), vec![(se, r, us)])),
         }
     }
     println!("reference: {path}");
     println!(
-        "| group | puzzles | serate ER (range, median) | our logic finishes | SE value = ER | within 0.1 |"
+        "| group | puzzles | serate ER (range, median) | rated (ER < 20) | ER equal | within 0.1 | EP and ED equal | ms a puzzle (median, p99) |"
     );
-    println!("|---|---|---|---|---|---|");
-    let mut all = [0usize; 4];
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut all = [0usize; 5];
+    let pct = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
     for (group, rows) in &groups {
-        let mut ers: Vec<f32> = rows.iter().map(|(er, _)| *er).collect();
+        let mut ers: Vec<f32> = rows.iter().map(|(se, _, _)| se[0]).collect();
         ers.sort_by(f32::total_cmp);
-        let finished = rows.iter().filter(|(_, r)| r.solved).count();
-        let close = |tol: f32| {
-            rows.iter()
-                .filter(|(er, r)| r.solved && (r.se_rating - er).abs() <= tol + 1e-4)
-                .count()
-        };
-        let (equal, within) = (close(0.0), close(0.1));
+        let mut times: Vec<f64> = rows.iter().map(|&(_, _, us)| us).collect();
+        times.sort_by(f64::total_cmp);
+        let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize] / 1000.0;
+        let near = |a: f32, b: f32, tol: f32| (a - b).abs() <= tol + 1e-4;
+        let rated = rows.iter().filter(|(_, r, _)| r.solved).count();
+        let equal = rows
+            .iter()
+            .filter(|(se, r, _)| near(r.se_rating, se[0], 0.0))
+            .count();
+        let within = rows
+            .iter()
+            .filter(|(se, r, _)| near(r.se_rating, se[0], 0.1))
+            .count();
+        let pd = rows
+            .iter()
+            .filter(|(se, r, _)| near(r.ep, se[1], 0.0) && near(r.ed, se[2], 0.0))
+            .count();
         println!(
-            "| {group} | {} | {:.1}-{:.1}, {:.1} | {finished} | {equal} | {within} |",
+            "| {group} | {} | {:.1}-{:.1}, {:.1} | {rated} | {equal} | {within} | {pd} | {:.2}, {:.2} |",
             rows.len(),
             ers[0],
             ers[ers.len() - 1],
-            ers[(ers.len() - 1) / 2]
+            ers[(ers.len() - 1) / 2],
+            at(0.5),
+            at(0.99)
         );
-        for (k, v) in [rows.len(), finished, equal, within]
+        for (k, v) in [rows.len(), rated, equal, within, pd]
             .into_iter()
             .enumerate()
         {
@@ -200,13 +225,15 @@ fn serate(args: &[String]) {
         }
     }
     println!(
-        "| all | {} | | {} | {} ({:.1}%) | {} ({:.1}%) |",
+        "| all | {} | | {} | {} ({:.1}%) | {} ({:.1}%) | {} ({:.1}%) | |",
         all[0],
         all[1],
         all[2],
-        100.0 * all[2] as f64 / all[0] as f64,
+        pct(all[2], all[0]),
         all[3],
-        100.0 * all[3] as f64 / all[0] as f64
+        pct(all[3], all[0]),
+        all[4],
+        pct(all[4], all[0])
     );
 }
 

@@ -243,6 +243,9 @@ fn lock_step(
         ),
     );
     if let Some(x) = single {
+        // A direct step only places its single: SE leaves the candidates
+        // it reasoned away for the steps after to remove.
+        step.eliminations.clear();
         step.placements.push((x, d));
         write(
             &mut step,
@@ -387,6 +390,8 @@ pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink
                     return true;
                 };
                 let x = unit[(at[i] & !common).trailing_zeros() as usize];
+                // Only the single is placed, as SE does.
+                step.eliminations.clear();
                 step.placements.push((x, i as u8 + 1));
             } else if step.eliminations.is_empty() {
                 return true;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::logic::Technique;
 use crate::puzzle::Grid;
 
 /// The reference set: puzzle, ER, EP, ED, group, index (tenths).
@@ -76,4 +77,135 @@ fn agreement() {
     for (group, [n, er, near, pd, _]) in &by {
         println!("{group:22} {n:4} ER equal {er:4} within 0.1 {near:4} EP&ED equal {pd:4}");
     }
+}
+
+/// Our technique for a step SE names `name` (SE calls a forcing X-chain of
+/// six links a turbot fish, a four-cell X-cycle a generalized X-wing, and
+/// writes the chaining level in a suffix).
+fn technique_of(name: &str, value: u16) -> Option<Technique> {
+    use Technique as T;
+    let t = match name {
+        "Hidden Single" if value == 10 => T::FullHouse,
+        "Hidden Single" => T::HiddenSingle,
+        "Direct Pointing" => T::DirectPointing,
+        "Direct Claiming" => T::DirectClaiming,
+        "Direct Hidden Pair" => T::DirectHiddenPair,
+        "Naked Single" => T::NakedSingle,
+        "Direct Hidden Triplet" => T::DirectHiddenTriple,
+        "Pointing" => T::Pointing,
+        "Claiming" => T::Claiming,
+        "Naked Pair" => T::NakedPair,
+        "X-Wing" => T::XWing,
+        "Hidden Pair" => T::HiddenPair,
+        "Naked Triplet" => T::NakedTriple,
+        "Swordfish" => T::Swordfish,
+        "Hidden Triplet" => T::HiddenTriple,
+        "XY-Wing" => T::XyWing,
+        "XYZ-Wing" => T::XyzWing,
+        "Naked Quad" => T::NakedQuad,
+        "Jellyfish" => T::Jellyfish,
+        "Hidden Quad" => T::HiddenQuad,
+        "Aligned Pair Exclusion" => T::AlignedPairExclusion,
+        "Aligned Triplet Exclusion" => T::AlignedTripleExclusion,
+        "Bidirectional Cycle" => T::XyCycle,
+        "Bidirectional Y-Cycle" => T::YCycle,
+        "Bidirectional X-Cycle" | "Generalized X-Wing" => T::XCycle,
+        "Forcing Chain" | "Forcing Y-Chain" => T::ForcingChain,
+        "Forcing X-Chain" | "Turbot Fish" => T::ForcingXChain,
+        _ if name.starts_with("Unique Rectangle") => T::UniqueRectangle,
+        _ if name.starts_with("Unique Loop") => T::UniqueLoop,
+        _ if name.starts_with("BUG") || name.starts_with("Bivalue") => T::Bug,
+        _ if name.starts_with("Nishio") => T::Nishio,
+        _ if name.contains("(+)") => T::DynamicForcingChainsPlus,
+        _ if name.contains("(+ ") => T::NestedForcingChains,
+        _ if name.starts_with("Dynamic") => T::DynamicForcingChains,
+        _ if name.ends_with("Forcing Chains") => T::MultipleForcingChains,
+        _ => return None,
+    };
+    Some(t)
+}
+
+/// A cell as SE's path writes it (r4c5) within `n` columns.
+fn cell_of(rc: &str) -> u16 {
+    let (r, c) = rc[1..].split_once('c').expect("rRcC");
+    (r.parse::<u16>().unwrap() - 1) * 9 + c.parse::<u16>().unwrap() - 1
+}
+
+/// One step of SE's path: value, name, placements, eliminations (sorted).
+type SeStep = (u16, String, Vec<(u16, u8)>, Vec<(u16, u8)>);
+
+pub(crate) fn paths() -> Vec<(Grid, Vec<SeStep>)> {
+    let text = include_str!("../../../../../data/se_paths.txt");
+    let mut out: Vec<(Grid, Vec<SeStep>)> = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        if let Some(p) = line.strip_prefix("P ") {
+            out.push((Grid::from_text(p).expect("a puzzle"), Vec::new()));
+            continue;
+        }
+        let Some(s) = line.strip_prefix("S ") else {
+            continue;
+        };
+        let mut parts = s.split(" | ");
+        let head = parts.next().unwrap();
+        let (value, name) = head.split_once(' ').unwrap();
+        let (mut place, mut remove) = (Vec::new(), Vec::new());
+        for part in parts {
+            if let Some(p) = part.strip_prefix("place ") {
+                let (rc, d) = p.split_once('=').unwrap();
+                place.push((cell_of(rc), d.parse().unwrap()));
+            } else if let Some(r) = part.strip_prefix("remove") {
+                for w in r.split_whitespace() {
+                    let (rc, d) = w.split_once('-').unwrap();
+                    remove.push((cell_of(rc), d.parse().unwrap()));
+                }
+            }
+        }
+        remove.sort_unstable();
+        out.last_mut().expect("a P line first").1.push((
+            value.parse().unwrap(),
+            name.to_owned(),
+            place,
+            remove,
+        ));
+    }
+    out
+}
+
+/// Hint by hint from a puzzle to its solution: each step is checked
+/// against the solution, and its technique, value, placements and
+/// eliminations are those of SE's path at that point.
+#[test]
+fn hints_walk_serates_path() {
+    let mut wrong = Vec::new();
+    for (g, path) in paths() {
+        let solution = crate::solver::solve(&g).expect("a solution");
+        let mut state = Candidates::from_grid(&g);
+        for (i, (value, name, place, remove)) in path.iter().enumerate() {
+            let Some(step) = crate::logic::hint(&state) else {
+                wrong.push(format!("{g} step {i}: SE {value} {name}; ours none"));
+                break;
+            };
+            for &(c, d) in &step.placements {
+                assert_eq!(solution.0[c as usize], d, "{g} step {i}: {step:?}");
+            }
+            for &(c, d) in &step.eliminations {
+                assert_ne!(solution.0[c as usize], d, "{g} step {i}: {step:?}");
+            }
+            let mut elims = step.eliminations.clone();
+            elims.sort_unstable();
+            let same = technique_of(name, *value) == Some(step.technique)
+                && step.value == *value
+                && &step.placements == place
+                && &elims == remove;
+            if !same {
+                wrong.push(format!(
+                    "{g} step {i}: SE {value} {name} {place:?} {remove:?}; ours {} {} {:?} {elims:?}",
+                    step.value, step.technique, step.placements
+                ));
+                break;
+            }
+            state.apply(&step);
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Rating speed against Sudoku Explainer's rater serate, whole processes, on
+# the same puzzles: the QQwing expert (150) and top1465 (62) samples of
+# data/se_reference.txt. Each round runs ours (`sudoku rate --local --threads 1`, the
+# release build a user's `cargo install` gets: no target-cpu flags), then
+# serate (one JVM for the whole sample, as its --input reads), each timed by
+# the wall clock around the process; it prints each round and the medians.
+# Both print ER/EP/ED per puzzle; the script checks that the outputs agree
+# with data/se_reference.txt as they are made.
+#
+# Then the forum's hardest (the reference set's 20): ours only, per puzzle
+# (the logic bench's median and p99); serate took 42 s to 44 minutes for
+# each of them when the reference set was made (its header).
+#
+# serate is not in Debian and its code may not be kept here: build it from
+# the public source as data/se_reference.txt's header says, and point
+# SERATE_CLASSES at the directory of its classes.
+#
+#   SERATE_CLASSES=/path/to/classes ROUNDS=3 bash benches/serate.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${ROUNDS:-3}"
+classes="${SERATE_CLASSES:?set SERATE_CLASSES to serate's classes directory (see data/se_reference.txt)}"
+command -v java >/dev/null || { echo "serate.sh: java is not installed (default-jdk-headless)" >&2; exit 1; }
+
+RUSTFLAGS= cargo build --release --locked -q --bin sudoku
+bin=target/release/sudoku
+dir=target/serate-bench
+mkdir -p "$dir"
+now() { date +%s.%N; }
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+for group in qqwing_expert top1465; do
+  file="$dir/$group.txt"
+  awk -v g="$group" '!/^#/ && $5 == g {print $1}' data/se_reference.txt >"$file"
+  awk -v g="$group" '!/^#/ && $5 == g {print $2}' data/se_reference.txt >"$dir/$group.want"
+  n=$(wc -l <"$file")
+  : >"$dir/ratios"; : >"$dir/ours"; : >"$dir/theirs"
+  for round in $(seq "$rounds"); do
+    t0=$(now)
+    "$bin" rate --local --threads 1 "$file" >"$dir/$group.ours"
+    t1=$(now)
+    java -Xrs -Xmx2g -XX:+UseSerialGC -XX:ActiveProcessorCount=1 -cp "$classes" \
+      diuf.sudoku.test.serate --format='%r %p %d' --input="$file" >"$dir/$group.theirs"
+    t2=$(now)
+    awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" -v set="$group" -v r="$round" \
+      -v d="$dir" 'BEGIN {
+        ours = n / (b - a); theirs = n / (c - b);
+        printf "round %d %s: ours %.1f puzzles/s, serate %.2f puzzles/s, ratio %.0f\n", r, set, ours, theirs, ours / theirs;
+        print ours >> (d "/ours"); print theirs >> (d "/theirs"); print ours / theirs >> (d "/ratios") }'
+  done
+  # ER agreement of this run's outputs with the committed reference.
+  same=$(paste -d' ' <(grep -o ' [0-9]*\.[0-9]/' "$dir/$group.ours" | tr -d ' /') "$dir/$group.want" |
+    awk '$1 == $2' | wc -l)
+  printf 'RESULT set=%s puzzles=%d ours_pps=%.1f serate_pps=%.2f ratio=%.0f er_equal=%d (medians of %d rounds)\n' \
+    "$group" "$n" "$(median <"$dir/ours")" "$(median <"$dir/theirs")" "$(median <"$dir/ratios")" "$same" "$rounds"
+done
+echo "forum hardest, ours per puzzle (serate: 42 s to 44 min each):"
+RUSTFLAGS= cargo bench --bench logic --locked -q -- serate 2>/dev/null | grep -E '^\| (group|forum_hardest|all) '
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
