@@ -459,6 +459,7 @@ async function newPuzzle() {
     clearResult(`New puzzle: ${LABELS[rating?.label] ?? $('level').selectedOptions[0].text}`, 'done');
     say(`${r.puzzle?.clues ?? 0} digits given. Good luck!`);
     if (rating?.hardestName) stat('Hardest step', techniqueName(rating.hardestName));
+    if (rating?.solvedByTechniques) stat('SE rating', rating.seRating.toFixed(1));
     select(state.givens.findIndex((g) => g === ''));
     return;
   }

@@ -13,7 +13,7 @@
 
 use super::Sink;
 use crate::logic::candidates::{Layout, bits_of, digits_of};
-use crate::logic::notation::{Cells, Digits, Rc};
+use crate::logic::notation::{Cells, Digits, Lines, Rc};
 use crate::logic::{Candidates, Step, Technique, UnitRef};
 
 /// The units of one kind: 0 rows, 1 columns, 2 boxes.
@@ -26,16 +26,21 @@ fn se_units(n: usize) -> impl Iterator<Item = usize> {
     units(n, 2).chain(units(n, 1)).chain(units(n, 0))
 }
 
-/// The positions of digit `d` in unit `u` (bit i: the unit's i-th cell).
-fn places(c: &Candidates, l: &Layout, u: usize, d: u8) -> u64 {
-    let b = 1u64 << (d - 1);
-    let mut out = 0;
-    for (i, &x) in l.unit(u).iter().enumerate() {
-        if c.mask(x as usize) & b != 0 {
-            out |= 1 << i;
+/// Where each digit can go in each unit: `at[u * n + d - 1]` has bit i
+/// set when the unit's i-th cell holds candidate d. One pass over the
+/// cells of every unit, so a producer reads any unit's places at once.
+fn places_table(c: &Candidates, l: &Layout) -> Vec<u64> {
+    let n = l.n();
+    let mut at = vec![0u64; 3 * n * n];
+    for u in 0..3 * n {
+        let row = &mut at[u * n..(u + 1) * n];
+        for (i, &x) in l.unit(u).iter().enumerate() {
+            for d in digits_of(c.mask(x as usize)) {
+                row[d as usize - 1] |= 1 << i;
+            }
         }
     }
-    out
+    at
 }
 
 /// The open cells of unit `u`.
@@ -56,6 +61,7 @@ fn write(step: &mut Step, args: std::fmt::Arguments<'_>) {
 pub(crate) fn hidden_single(c: &Candidates, sink: &mut Sink<'_>) {
     let l = c.layout();
     let n = l.n();
+    let at = places_table(c, l);
     for alone_only in [true, false] {
         for u in se_units(n) {
             let alone = empty_count(c, l, u) == 1;
@@ -63,7 +69,7 @@ pub(crate) fn hidden_single(c: &Candidates, sink: &mut Sink<'_>) {
                 continue;
             }
             for d in 1..=n as u8 {
-                let p = places(c, l, u, d);
+                let p = at[u * n + d as usize - 1];
                 if p.count_ones() != 1 {
                     continue;
                 }
@@ -153,6 +159,8 @@ pub(crate) fn naked_single(c: &Candidates, sink: &mut Sink<'_>) {
 pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
     let l = c.layout();
     let n = l.n();
+    let at = places_table(c, l);
+    let places = |u: usize, d: u8| at[u * n + d as usize - 1];
     for (k1, k2) in [(2, 1), (2, 0), (1, 2), (0, 2)] {
         for u1 in units(n, k1) {
             for u2 in units(n, k2) {
@@ -162,7 +170,7 @@ pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
                     continue;
                 }
                 for d in 1..=n as u8 {
-                    let p = places(c, l, u1, d);
+                    let p = places(u1, d);
                     if p.count_ones() <= 1 || bits_of(p).any(|i| !in2(cells1[i])) {
                         continue;
                     }
@@ -171,7 +179,7 @@ pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
                             if u3 == u1 || !l.unit(u3).iter().any(|&x| in2(x)) {
                                 continue;
                             }
-                            let p3 = places(c, l, u3, d);
+                            let p3 = places(u3, d);
                             if p3.count_ones() <= 1 {
                                 continue;
                             }
@@ -258,22 +266,36 @@ fn lock_step(
     Some(step)
 }
 
-/// Calls `f` on every `k`-subset of `0..len` (as a bit mask), in SE's
-/// order: the lowest members first, lexicographically. `f` returns false
-/// to stop; so does this.
-fn subsets(len: usize, k: usize, f: &mut dyn FnMut(u64) -> bool) -> bool {
-    fn go(len: usize, k: usize, start: usize, set: u64, f: &mut dyn FnMut(u64) -> bool) -> bool {
-        if k == 0 {
-            return f(set);
+/// SE's tuples: calls `f(set, union)` on every `k` of `items` (masks)
+/// whose union has exactly `k` bits, each of them with at least 2 (SE's
+/// common tuples take no member with fewer), `set` their indices as bits.
+/// The order is SE's, lexicographic in the indices; a branch whose union
+/// already has more than `k` bits is cut, so large units stay cheap. `f`
+/// returns false to stop; so does this.
+fn tuples(items: &[u64], k: usize, f: &mut dyn FnMut(u64, u64) -> bool) -> bool {
+    fn go(
+        items: &[u64],
+        k: usize,
+        start: usize,
+        set: u64,
+        union: u64,
+        f: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> bool {
+        if set.count_ones() as usize == k {
+            return union.count_ones() as usize != k || f(set, union);
         }
-        for i in start..=len - k {
-            if !go(len, k - 1, i + 1, set | 1 << i, f) {
+        for (i, &m) in items.iter().enumerate().skip(start) {
+            let u = union | m;
+            if m.count_ones() < 2 || u.count_ones() as usize > k {
+                continue;
+            }
+            if !go(items, k, i + 1, set | 1 << i, u, f) {
                 return false;
             }
         }
         true
     }
-    k <= len && go(len, k, 0, 0, f)
+    go(items, k, 0, 0, 0, f)
 }
 
 pub(crate) const SET_NAMES: [&str; 3] = ["pair", "triple", "quad"];
@@ -294,18 +316,8 @@ pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
             continue;
         }
         let unit = l.unit(u);
-        let go_on = subsets(n, k, &mut |set| {
-            let mut union = 0;
-            for i in bits_of(set) {
-                let m = c.mask(unit[i] as usize);
-                if m.count_ones() <= 1 {
-                    return true;
-                }
-                union |= m;
-            }
-            if union.count_ones() as usize != k {
-                return true;
-            }
+        let masks: Vec<u64> = unit.iter().map(|&x| c.mask(x as usize)).collect();
+        let go_on = tuples(&masks, k, &mut |set, union| {
             let mut step = Step::new(technique, value);
             for (i, &x) in unit.iter().enumerate() {
                 if set & 1 << i != 0 {
@@ -354,24 +366,15 @@ pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink
         (3, false) => (Technique::HiddenTriple, 40),
         _ => (Technique::HiddenQuad, 54),
     };
+    let at = places_table(c, l);
     for u in se_units(n) {
         let empty = empty_count(c, l, u);
         if !(empty > 2 * k || (direct && empty > k)) {
             continue;
         }
         let unit = l.unit(u);
-        let at: Vec<u64> = (1..=n as u8).map(|d| places(c, l, u, d)).collect();
-        let go_on = subsets(n, k, &mut |digits| {
-            let mut common = 0;
-            for i in bits_of(digits) {
-                if at[i].count_ones() <= 1 {
-                    return true;
-                }
-                common |= at[i];
-            }
-            if common.count_ones() as usize != k {
-                return true;
-            }
+        let at = &at[u * n..(u + 1) * n];
+        let go_on = tuples(at, k, &mut |digits, common| {
             let mut step = Step::new(technique, value);
             for i in bits_of(common) {
                 let x = unit[i];
@@ -427,8 +430,9 @@ pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink
 
 /// Fish of `k` lines (X-wing 3.2, swordfish 3.8, jellyfish 5.2): a
 /// digit's places in k base lines lie in k cover lines, which lose it
-/// elsewhere. Columns as base lines first, then rows; SE tries a digit
-/// only when at least 2k of its places are open.
+/// elsewhere. Columns as base lines first, then rows; within them, sets of
+/// lines in SE's order and digits ascending; SE tries a digit only when at
+/// least 2k of its places are open.
 pub(crate) fn fish(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
     let l = c.layout();
     let n = l.n();
@@ -437,75 +441,116 @@ pub(crate) fn fish(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
         3 => (Technique::Swordfish, 38),
         _ => (Technique::Jellyfish, 52),
     };
+    let at = places_table(c, l);
     let mut placed = vec![0usize; n + 1];
     for &v in c.values() {
         placed[v as usize] += 1;
     }
+    let digits = (1..=n as u8)
+        .filter(|&d| placed[d as usize] + 2 * k <= n)
+        .fold(0u64, |m, d| m | 1 << (d - 1));
     for (base_kind, cover_kind) in [(1, 0), (0, 1)] {
-        let go_on = subsets(n, k, &mut |lines| {
-            for d in 1..=n as u8 {
-                if placed[d as usize] + 2 * k > n {
-                    continue;
-                }
-                let mut common = 0;
-                let mut ok = true;
-                for i in bits_of(lines) {
-                    let p = places(c, l, base_kind * n + i, d);
-                    if p.count_ones() <= 1 {
-                        ok = false;
-                        break;
+        let place = |line: usize, d: u8| at[(base_kind * n + line) * n + d as usize - 1];
+        let mut report = |lines: u64, d: u8, common: u64| -> bool {
+            let mut step = Step::new(technique, value);
+            for j in bits_of(common) {
+                let cover = cover_kind * n + j;
+                for (i, &x) in l.unit(cover).iter().enumerate() {
+                    if c.mask(x as usize) & 1 << (d - 1) == 0 {
+                        continue;
                     }
-                    common |= p;
-                }
-                if !ok || common.count_ones() as usize != k {
-                    continue;
-                }
-                let mut step = Step::new(technique, value);
-                for j in bits_of(common) {
-                    let cover = cover_kind * n + j;
-                    for (i, &x) in l.unit(cover).iter().enumerate() {
-                        if c.mask(x as usize) & 1 << (d - 1) == 0 {
-                            continue;
-                        }
-                        if lines & 1 << i != 0 {
-                            step.cells.push(x);
-                        } else {
-                            step.eliminations.push((x, d));
-                        }
+                    if lines & 1 << i != 0 {
+                        step.cells.push(x);
+                    } else {
+                        step.eliminations.push((x, d));
                     }
-                }
-                if step.eliminations.is_empty() {
-                    continue;
-                }
-                step.cells.sort_unstable();
-                for i in bits_of(lines) {
-                    step.units.push(UnitRef::of(base_kind * n + i, n));
-                }
-                for j in bits_of(common) {
-                    step.units.push(UnitRef::of(cover_kind * n + j, n));
-                }
-                let rows = base_kind == 0;
-                let cells: Vec<usize> = step.cells.iter().map(|&x| x as usize).collect();
-                write(
-                    &mut step,
-                    format_args!(
-                        "in {} {d} can only go in {}, on {}: the rest of those lose {d} ({})",
-                        crate::logic::notation::Lines(rows, lines),
-                        Cells(&cells, n),
-                        crate::logic::notation::Lines(!rows, common),
-                        technique.name().to_lowercase().replace('_', "-")
-                    ),
-                );
-                if !sink(step) {
-                    return false;
                 }
             }
-            true
-        });
+            if step.eliminations.is_empty() {
+                return true;
+            }
+            step.cells.sort_unstable();
+            for i in bits_of(lines) {
+                step.units.push(UnitRef::of(base_kind * n + i, n));
+            }
+            for j in bits_of(common) {
+                step.units.push(UnitRef::of(cover_kind * n + j, n));
+            }
+            let rows = base_kind == 0;
+            let cells: Vec<usize> = step.cells.iter().map(|&x| x as usize).collect();
+            write(
+                &mut step,
+                format_args!(
+                    "in {} {d} can only go in {}, on {}: the rest of those lose {d} ({})",
+                    Lines(rows, lines),
+                    Cells(&cells, n),
+                    Lines(!rows, common),
+                    technique.name().to_lowercase().replace('_', "-")
+                ),
+            );
+            sink(step)
+        };
+        // Sets of lines in lexicographic order; a branch lives while some
+        // digit still has 2 or more places in each line so far and at
+        // most k columns (or rows) between them.
+        let mut unions = vec![0u64; (k + 1) * n];
+        let go_on = fish_lines(n, k, 0, 0, digits, &mut unions, &place, &mut report);
         if !go_on {
             return;
         }
     }
+}
+
+/// The recursion of [`fish`]: adds lines from `start` to `lines`, with
+/// `alive` the digits still possible and `unions[depth * n + d - 1]` each
+/// one's places so far.
+#[allow(clippy::too_many_arguments)]
+fn fish_lines(
+    n: usize,
+    k: usize,
+    start: usize,
+    lines: u64,
+    alive: u64,
+    unions: &mut [u64],
+    place: &dyn Fn(usize, u8) -> u64,
+    report: &mut dyn FnMut(u64, u8, u64) -> bool,
+) -> bool {
+    let depth = lines.count_ones() as usize;
+    if depth == k {
+        for d in digits_of(alive) {
+            let common = unions[depth * n + d as usize - 1];
+            if common.count_ones() as usize == k && !report(lines, d, common) {
+                return false;
+            }
+        }
+        return true;
+    }
+    for line in start..n {
+        let mut next = 0;
+        for d in digits_of(alive) {
+            let p = place(line, d);
+            let u = unions[depth * n + d as usize - 1] | p;
+            if p.count_ones() >= 2 && u.count_ones() as usize <= k {
+                unions[(depth + 1) * n + d as usize - 1] = u;
+                next |= 1 << (d - 1);
+            }
+        }
+        if next != 0
+            && !fish_lines(
+                n,
+                k,
+                line + 1,
+                lines | 1 << line,
+                next,
+                unions,
+                place,
+                report,
+            )
+        {
+            return false;
+        }
+    }
+    true
 }
 
 /// XY-wing (4.2): a pivot with candidates {x,y} sees a cell {x,z} and a
