@@ -57,6 +57,8 @@ pub(crate) struct Layout {
     units: Vec<u16>,
     /// Each cell's row, column and box as unit indices.
     cell_units: Vec<[u16; 3]>,
+    /// Each cell's position in its row, column and box.
+    cell_places: Vec<[u8; 3]>,
 }
 
 impl Layout {
@@ -69,9 +71,11 @@ impl Layout {
             }
         }
         let mut cell_units = vec![[0u16; 3]; n * n];
+        let mut cell_places = vec![[0u8; 3]; n * n];
         for u in 0..3 * n {
-            for &c in &units[u * n..(u + 1) * n] {
+            for (i, &c) in units[u * n..(u + 1) * n].iter().enumerate() {
                 cell_units[c as usize][u / n] = u as u16;
+                cell_places[c as usize][u / n] = i as u8;
             }
         }
         Layout {
@@ -79,6 +83,7 @@ impl Layout {
             n,
             units,
             cell_units,
+            cell_places,
         }
     }
 
@@ -115,6 +120,12 @@ impl Layout {
     #[inline]
     pub(crate) fn units_of(&self, cell: usize) -> [u16; 3] {
         self.cell_units[cell]
+    }
+
+    /// The position of `cell` in its row, column and box.
+    #[inline]
+    pub(crate) fn places_of(&self, cell: usize) -> [u8; 3] {
+        self.cell_places[cell]
     }
 
     /// True when `a` and `b` are different cells sharing a unit.
