@@ -1,15 +1,596 @@
 //! Aligned pair and triple exclusion, as SE finds and values them.
+//!
+//! A set of `degree` base cells can't take a combination of digits that
+//! repeats a digit in two of them that share a unit, or that covers every
+//! candidate of a cell all of them see (an excluding cell: 2 candidates
+//! for pairs, 2 or 3 for triples). A digit of a base cell that lives in no
+//! remaining combination goes.
+//!
+//! SE's choice of sets, which decides which hint comes first:
+//! - base cells are the open cells, row by row, with 2 or more candidates,
+//!   no peer left with a single candidate, and at least one excluding
+//!   peer;
+//! - pairs of base cells come in SE's binary-permutation order: the second
+//!   cell's index outer, the first's inner (0-1, 0-2, 1-2, 0-3, ...); the
+//!   base cells need not see each other;
+//! - a triple is such a pair plus a third base cell among the excluding
+//!   peers of the first cell, then of the second (each peer list in SE's
+//!   order: box, row, column); the same three cells may come more than
+//!   once;
+//! - the excluding cells they all see must be 2 or more;
+//! - the first set with an elimination is reported first, eliminations in
+//!   the order of the base cells.
 
 use super::{GoOn, Sink};
-use crate::logic::{Candidates, Stopped};
+use crate::logic::candidates::{Layout, bit, bits_of, digits_of};
+use crate::logic::notation::{Cells, Digits, Rc};
+use crate::logic::{Candidates, Step, Stopped, Technique};
+
+const NONE: u32 = u32::MAX;
 
 /// SE's `AlignedPairExclusion` (`degree` 2, 6.2) and `AlignedExclusion(3)`
 /// (7.5).
 pub(crate) fn aligned(
-    _c: &Candidates,
-    _degree: usize,
-    _sink: &mut Sink<'_>,
-    _go_on: &mut GoOn<'_>,
+    c: &Candidates,
+    degree: usize,
+    sink: &mut Sink<'_>,
+    go_on: &mut GoOn<'_>,
 ) -> Result<(), Stopped> {
+    assert!(
+        degree == 2 || degree == 3,
+        "aligned exclusion of 2 or 3 cells"
+    );
+    let bases = Bases::new(c, degree);
+    let nb = bases.cells.len();
+    if nb < degree {
+        return Ok(());
+    }
+    let words = bases.words;
+    let mut pair = vec![0u64; words];
+    let mut trio = vec![0u64; words];
+    let mut common = Vec::new();
+    let mut twin = Vec::new();
+    let mut in_twin = vec![false; nb];
+    for j in 1..nb {
+        for i in 0..j {
+            if !go_on() {
+                return Err(Stopped);
+            }
+            if !and_two(&mut pair, bases.set(i), bases.set(j)) {
+                continue;
+            }
+            if degree == 2 {
+                if let Some(step) = bases.try_set(c, &[i, j], &pair, &mut common)
+                    && !sink(step)
+                {
+                    return Ok(());
+                }
+                continue;
+            }
+            // The third cell: a base cell among the excluding peers of
+            // the first two, in SE's order.
+            twin.clear();
+            for &k in bases.thirds[i].iter().chain(&bases.thirds[j]) {
+                let k = k as usize;
+                if k != i && k != j && !in_twin[k] {
+                    in_twin[k] = true;
+                    twin.push(k);
+                }
+            }
+            for &k in &twin {
+                in_twin[k] = false;
+            }
+            for &k in &twin {
+                if !and_two(&mut trio, &pair, bases.set(k)) || bases.seen(i, j, k) {
+                    continue;
+                }
+                if let Some(step) = bases.try_set(c, &[i, j, k], &trio, &mut common)
+                    && !sink(step)
+                {
+                    return Ok(());
+                }
+            }
+        }
+    }
     Ok(())
+}
+
+/// `out = a & b`; true when it has 2 or more bits.
+fn and_two(out: &mut [u64], a: &[u64], b: &[u64]) -> bool {
+    let mut any = false;
+    let mut two = false;
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = x & y;
+        if *o != 0 {
+            two |= any || *o & (*o - 1) != 0;
+            any = true;
+        }
+    }
+    two
+}
+
+/// The base cells and their excluding peers.
+struct Bases {
+    /// Base cells, row by row.
+    cells: Vec<usize>,
+    /// Each base cell's excluding peers that are base cells too (indices),
+    /// in SE's order; for triples only.
+    thirds: Vec<Vec<u32>>,
+    /// Each base cell's excluding peers as a bit set of `words` words.
+    bits: Vec<u64>,
+    words: usize,
+}
+
+impl Bases {
+    fn new(c: &Candidates, degree: usize) -> Bases {
+        let l = c.layout();
+        let cells = l.n() * l.n();
+        let words = cells.div_ceil(64);
+        let count: Vec<u32> = (0..cells).map(|x| c.mask(x).count_ones()).collect();
+        let excluding = |x: usize| count[x] >= 2 && count[x] as usize <= degree;
+        let mut peers = Vec::new();
+        let mut index = vec![NONE; cells];
+        let mut bases = Bases {
+            cells: Vec::new(),
+            thirds: Vec::new(),
+            bits: Vec::new(),
+            words,
+        };
+        for cell in 0..cells {
+            if count[cell] < 2 {
+                continue;
+            }
+            se_peers(l, cell, &mut peers);
+            if peers.iter().any(|&p| count[p] == 1) || !peers.iter().any(|&p| excluding(p)) {
+                continue;
+            }
+            index[cell] = bases.cells.len() as u32;
+            bases.cells.push(cell);
+            let start = bases.bits.len();
+            bases.bits.resize(start + words, 0);
+            for &p in &peers {
+                if excluding(p) {
+                    bases.bits[start + p / 64] |= 1 << (p % 64);
+                }
+            }
+        }
+        if degree == 3 {
+            for &cell in &bases.cells {
+                se_peers(l, cell, &mut peers);
+                let thirds = peers
+                    .iter()
+                    .filter(|&&p| excluding(p) && index[p] != NONE)
+                    .map(|&p| index[p])
+                    .collect();
+                bases.thirds.push(thirds);
+            }
+        }
+        bases
+    }
+
+    fn set(&self, i: usize) -> &[u64] {
+        &self.bits[i * self.words..(i + 1) * self.words]
+    }
+
+    /// True when `cell` is an excluding peer of base cell `i`.
+    fn has(&self, i: usize, cell: usize) -> bool {
+        self.set(i)[cell / 64] & 1 << (cell % 64) != 0
+    }
+
+    /// True when the triple of base cells `i < j` and `k` (one of their
+    /// excluding peers) has been tried already, as an earlier pair with
+    /// the third cell among its excluding peers. SE tries it again, but a
+    /// set gives the same eliminations whatever the order of its cells.
+    fn seen(&self, i: usize, j: usize, k: usize) -> bool {
+        let (ci, cj) = (self.cells[i], self.cells[j]);
+        if k > j {
+            false
+        } else if k > i {
+            self.has(i, cj) || self.has(k, cj)
+        } else {
+            self.has(k, cj) || self.has(i, cj) || self.has(k, ci) || self.has(j, ci)
+        }
+    }
+
+    /// The step of the base cells `set` (indices) whose shared excluding
+    /// cells are `shared`, if it removes anything.
+    fn try_set(
+        &self,
+        c: &Candidates,
+        set: &[usize],
+        shared: &[u64],
+        common: &mut Vec<(usize, u64)>,
+    ) -> Option<Step> {
+        common.clear();
+        for (w, &word) in shared.iter().enumerate() {
+            for b in bits_of(word) {
+                let x = w * 64 + b;
+                common.push((x, c.mask(x)));
+            }
+        }
+        let mut cells = [0; 3];
+        for (k, &i) in set.iter().enumerate() {
+            cells[k] = self.cells[i];
+        }
+        let group = Group::new(c, &cells[..set.len()], common);
+        let removable = group.removable()?;
+        Some(group.step(c.layout(), removable))
+    }
+}
+
+/// The peers of `cell` in SE's order: its box, then its row and its column
+/// outside the box, each in reading order.
+fn se_peers(l: &Layout, cell: usize, out: &mut Vec<usize>) {
+    out.clear();
+    let [r, col, b] = l.units_of(cell);
+    for u in [b, r, col] {
+        for &x in l.unit(u as usize) {
+            let x = x as usize;
+            if x != cell && (u == b || l.units_of(x)[2] != b) {
+                out.push(x);
+            }
+        }
+    }
+}
+
+/// Why a combination of digits in the base cells can't be.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Lock {
+    /// Two cells that share a unit would hold the same digit.
+    Twice,
+    /// This excluding cell (with these candidates) would have no
+    /// candidate left.
+    Empties(usize, u64),
+}
+
+/// A set of base cells with the excluding cells they share.
+struct Group<'a> {
+    cells: &'a [usize],
+    masks: [u64; 3],
+    sees: [[bool; 3]; 3],
+    common: &'a [(usize, u64)],
+}
+
+impl<'a> Group<'a> {
+    fn new(c: &Candidates, cells: &'a [usize], common: &'a [(usize, u64)]) -> Group<'a> {
+        let l = c.layout();
+        let mut masks = [0; 3];
+        let mut sees = [[false; 3]; 3];
+        for (i, &a) in cells.iter().enumerate() {
+            masks[i] = c.mask(a);
+            for (j, &b) in cells.iter().enumerate().skip(i + 1) {
+                sees[i][j] = l.sees(a, b);
+                sees[j][i] = sees[i][j];
+            }
+        }
+        Group {
+            cells,
+            masks,
+            sees,
+            common,
+        }
+    }
+
+    /// Calls `f` on every combination of the cells' candidates (a digit
+    /// per cell) until it says stop.
+    fn each(&self, f: &mut impl FnMut(&[u8]) -> bool) {
+        let k = self.cells.len();
+        for a in digits_of(self.masks[0]) {
+            for b in digits_of(self.masks[1]) {
+                if k == 2 {
+                    if !f(&[a, b]) {
+                        return;
+                    }
+                    continue;
+                }
+                for d in digits_of(self.masks[2]) {
+                    if !f(&[a, b, d]) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Why `pick` (a digit per cell) can't be, if it can't.
+    fn lock(&self, pick: &[u8]) -> Option<Lock> {
+        let mut union = 0;
+        for (i, &a) in pick.iter().enumerate() {
+            for (j, &b) in pick.iter().enumerate().skip(i + 1) {
+                if a == b && self.sees[i][j] {
+                    return Some(Lock::Twice);
+                }
+            }
+            union |= bit(a);
+        }
+        self.common
+            .iter()
+            .find(|&&(_, m)| m & !union == 0)
+            .map(|&(x, m)| Lock::Empties(x, m))
+    }
+
+    /// Each cell's candidates that no possible combination uses, if any.
+    /// The cell with the most candidates is handled as a set: given the
+    /// others' digits, it can't take theirs where they see it, nor the
+    /// last candidate an excluding cell would keep.
+    fn removable(&self) -> Option<[u64; 3]> {
+        let k = self.cells.len();
+        // Positions by candidate count, the largest last.
+        let mut p = [0usize, 1, 2];
+        p[..k].sort_by_key(|&i| self.masks[i].count_ones());
+        let last = p[k - 1];
+        let mut allowed = [0u64; 3];
+        let try_heads = |allowed: &mut [u64; 3], heads: &[(usize, u8)]| {
+            let mut union = 0;
+            let mut forbidden = 0;
+            for &(i, d) in heads {
+                union |= bit(d);
+                if self.sees[i][last] {
+                    forbidden |= bit(d);
+                }
+            }
+            for &(_, m) in self.common {
+                let rest = m & !union;
+                if rest == 0 {
+                    return;
+                }
+                if rest & (rest - 1) == 0 {
+                    forbidden |= rest;
+                }
+            }
+            let free = self.masks[last] & !forbidden;
+            if free != 0 {
+                allowed[last] |= free;
+                for &(i, d) in heads {
+                    allowed[i] |= bit(d);
+                }
+            }
+        };
+        let (h0, h1) = (p[0], p[1]);
+        for a in digits_of(self.masks[h0]) {
+            if k == 2 {
+                try_heads(&mut allowed, &[(h0, a)]);
+            } else {
+                for b in digits_of(self.masks[h1]) {
+                    if a != b || !self.sees[h0][h1] {
+                        try_heads(&mut allowed, &[(h0, a), (h1, b)]);
+                    }
+                }
+            }
+            if (0..k).all(|i| allowed[i] == self.masks[i]) {
+                return None;
+            }
+        }
+        let mut out = [0; 3];
+        for i in 0..k {
+            out[i] = self.masks[i] & !allowed[i];
+        }
+        Some(out)
+    }
+
+    fn step(&self, l: &Layout, removable: [u64; 3]) -> Step {
+        let n = l.n();
+        let k = self.cells.len();
+        let mut step = if k == 2 {
+            Step::new(Technique::AlignedPairExclusion, 62)
+        } else {
+            Step::new(Technique::AlignedTripleExclusion, 75)
+        };
+        step.cells.extend(self.cells.iter().map(|&x| x as u16));
+        for (&x, &m) in self.cells.iter().zip(&removable) {
+            for d in digits_of(m) {
+                step.eliminations.push((x as u16, d));
+            }
+        }
+        let name = if k == 2 { "pair" } else { "triple" };
+        let mut text = format!("aligned {name} exclusion on {}: ", Cells(self.cells, n));
+        // The combinations that would keep a removed candidate, and why
+        // each can't be.
+        let mut first = true;
+        self.each(&mut |pick| {
+            if !pick
+                .iter()
+                .enumerate()
+                .any(|(i, &d)| removable[i] & bit(d) != 0)
+            {
+                return true;
+            }
+            if !first {
+                text.push_str(", ");
+            }
+            first = false;
+            for (i, d) in pick.iter().enumerate() {
+                if i > 0 {
+                    text.push('-');
+                }
+                text.push_str(&d.to_string());
+            }
+            match self.lock(pick) {
+                Some(Lock::Twice) => text.push_str(" repeats a digit in a unit"),
+                Some(Lock::Empties(x, m)) => {
+                    text.push_str(&format!(" empties {} {}", Rc(x, n), Digits(m)));
+                    if !step.cells.contains(&(x as u16)) {
+                        step.cells.push(x as u16);
+                    }
+                }
+                None => unreachable!("a removed candidate has no possible combination"),
+            }
+            true
+        });
+        text.push_str("; so ");
+        let mut first = true;
+        for (&x, &m) in self.cells.iter().zip(&removable) {
+            if m == 0 {
+                continue;
+            }
+            if !first {
+                text.push_str(", ");
+            }
+            first = false;
+            text.push_str(&format!("{} loses {}", Rc(x, n), Digits(m)));
+        }
+        step.explanation = text;
+        step
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::Rng;
+    use crate::generate::sized::solution_grid;
+    use crate::puzzle::sized::{Shape, SizedGrid};
+    use crate::solver::sized::SizedSolver;
+
+    /// A 9x9 state written as 81 tokens: `=d` a placed digit, else the
+    /// cell's candidates.
+    fn state(text: &str) -> Candidates {
+        let toks: Vec<&str> = text.split_whitespace().collect();
+        assert_eq!(toks.len(), 81);
+        let mut values = [0u8; 81];
+        for (i, t) in toks.iter().enumerate() {
+            if let Some(v) = t.strip_prefix('=') {
+                values[i] = v.parse().expect("a digit");
+            }
+        }
+        let mut c = Candidates::from_grid(&crate::puzzle::Grid(values));
+        for (i, t) in toks.iter().enumerate() {
+            if values[i] == 0 {
+                for d in 1..=9u8 {
+                    if !t.contains(char::from(b'0' + d)) {
+                        c.eliminate(i, d);
+                    }
+                }
+                assert_eq!(digits_of(c.mask(i)).count(), t.len(), "token {i}");
+            }
+        }
+        c
+    }
+
+    fn first(c: &Candidates, degree: usize) -> Option<Step> {
+        let mut found = None;
+        aligned(
+            c,
+            degree,
+            &mut |s| {
+                found = Some(s);
+                false
+            },
+            &mut || true,
+        )
+        .expect("not stopped");
+        found
+    }
+
+    fn cell(r: usize, col: usize) -> u16 {
+        ((r - 1) * 9 + col - 1) as u16
+    }
+
+    // States met on the way through reference puzzles; the first hints
+    // are those SE 1.2.1's AlignedPairExclusion and AlignedExclusion(3)
+    // give on them.
+    const PAIR: &str = "=7 23 23 =4 =6 =1 =9 =5 =8 =9 =4 =6 =7 =8 =5 =2 =1 =3 \
+        =8 135 135 39 39 =2 =4 =6 =7 =3 =6 29 19 179 =4 =8 27 =5 \
+        =1 57 457 =8 =2 =6 =3 47 =9 45 289 289 59 579 =3 =6 247 =1 \
+        =2 1379 1379 =6 1379 79 =5 =8 =4 =6 1359 1359 1359 =4 =8 =7 39 =2 \
+        45 35789 345789 =2 3579 79 =1 39 =6";
+    const TRIPLE: &str = "=6 23 =5 =1 479 49 29 23479 =8 29 =1 349 579 =8 4569 2569 2345679 235679 \
+        =7 =8 49 =2 =3 4569 1569 14569 1569 =3 =7 =6 =8 49 459 1259 1259 1259 \
+        =4 59 =1 359 =2 =7 =8 3569 3569 =8 59 =2 359 =6 =1 =7 359 =4 \
+        129 23 379 =6 =5 239 =4 =8 1279 1259 =6 79 =4 179 =8 =3 12579 12579 \
+        1259 =4 =8 379 179 239 12569 125679 125679";
+
+    #[test]
+    fn pair_exclusion_finds_ses_first_hint() {
+        let c = state(PAIR);
+        let s = first(&c, 2).expect("an aligned pair exclusion");
+        assert_eq!(s.technique, Technique::AlignedPairExclusion);
+        assert_eq!(s.value, 62);
+        assert_eq!(&s.cells[..2], &[cell(1, 2), cell(3, 2)]);
+        // r3c2=3 repeats r1c2's 3 in column 2, or with r1c2=2 empties
+        // r1c3 {2,3}.
+        assert_eq!(s.eliminations, vec![(cell(3, 2), 3)]);
+        assert!(s.explanation.contains("r1c3"), "{}", s.explanation);
+        assert!(
+            s.explanation.contains("r3c2 loses {3}"),
+            "{}",
+            s.explanation
+        );
+    }
+
+    #[test]
+    fn triple_exclusion_finds_ses_first_hint() {
+        let c = state(TRIPLE);
+        assert!(first(&c, 2).is_none());
+        let s = first(&c, 3).expect("an aligned triple exclusion");
+        assert_eq!(s.technique, Technique::AlignedTripleExclusion);
+        assert_eq!(s.value, 75);
+        assert_eq!(&s.cells[..3], &[cell(7, 1), cell(7, 2), cell(7, 3)]);
+        assert_eq!(s.eliminations, vec![(cell(7, 1), 9)]);
+        // The pair's state has a triple too: SE's scan meets r1c2, r4c3
+        // and r3c2 first.
+        let s = first(&state(PAIR), 3).expect("an aligned triple exclusion");
+        assert_eq!(&s.cells[..3], &[cell(1, 2), cell(4, 3), cell(3, 2)]);
+        assert_eq!(s.eliminations, vec![(cell(3, 2), 3)]);
+    }
+
+    #[test]
+    fn stops_when_asked() {
+        let c = state(TRIPLE);
+        for degree in [2, 3] {
+            let r = aligned(&c, degree, &mut |_| true, &mut || false);
+            assert!(matches!(r, Err(Stopped)));
+        }
+    }
+
+    /// On states that keep their solution, at several sizes, nothing
+    /// removed is a solution digit, and the search finds something.
+    #[test]
+    fn sound_at_any_size() {
+        let mut found = [0; 2];
+        for (rows, cols) in [(2, 3), (3, 3), (3, 4), (4, 4)] {
+            let shape = Shape::new(rows, cols).expect("a shape");
+            let n = shape.side();
+            for seed in 0..6u64 {
+                let mut rng = Rng::new(seed * 7 + n as u64);
+                let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+                let solution = solution_grid(&mut solver, shape, &mut rng);
+                let sol = solution.values();
+                let mut values = sol.to_vec();
+                for v in values.iter_mut() {
+                    if rng.below(10) < 6 {
+                        *v = 0;
+                    }
+                }
+                let puzzle = SizedGrid::from_values(shape, values).expect("a grid");
+                let mut c = Candidates::new(&puzzle);
+                // Thin the candidates: wrong ones only, till many cells
+                // have 2 or 3 left.
+                for _ in 0..n * n * 2 {
+                    let x = rng.below((n * n) as u32) as usize;
+                    let wrong = c.mask(x) & !bit(sol[x]);
+                    if c.mask(x).count_ones() > 2 && wrong != 0 {
+                        let d = digits_of(wrong).nth(rng.below(wrong.count_ones()) as usize);
+                        c.eliminate(x, d.expect("a digit"));
+                    }
+                }
+                for degree in [2, 3] {
+                    aligned(
+                        &c,
+                        degree,
+                        &mut |s| {
+                            found[degree - 2] += 1;
+                            for &(x, d) in &s.eliminations {
+                                assert_ne!(sol[x as usize], d, "{}", s.explanation);
+                            }
+                            true
+                        },
+                        &mut || true,
+                    )
+                    .expect("not stopped");
+                }
+            }
+        }
+        assert!(found[0] > 0 && found[1] > 0, "{found:?}");
+    }
 }
