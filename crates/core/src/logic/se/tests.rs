@@ -209,3 +209,42 @@ fn hints_walk_serates_path() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// How long SE's ladder takes on half-blank grids of each size (a solved
+/// grid from the engine with every other cell, by a fixed stride, blank):
+/// `cargo test --release -p sudoku-core --lib se::tests::large -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn large_grids_time() {
+    use crate::puzzle::sized::{Shape, SizedGrid};
+    for (r, c) in [(4, 4), (5, 5), (6, 6), (7, 7), (8, 8)] {
+        let shape = Shape::new(r, c).unwrap();
+        let (_, solution) = crate::solver::sized::run_sized(&SizedGrid::empty(shape), 1, u64::MAX);
+        let mut values = solution.expect("a grid").values().to_vec();
+        let cells = values.len();
+        for (i, v) in values.iter_mut().enumerate().take(cells) {
+            // splitmix64 of the cell: about half blank.
+            let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            if (z ^ (z >> 31)) & 1 == 0 {
+                *v = 0;
+            }
+        }
+        let puzzle = SizedGrid::from_values(shape, values).unwrap();
+        let start = std::time::Instant::now();
+        let deadline = start + std::time::Duration::from_secs(20);
+        let rating = rate(
+            Candidates::new(&puzzle),
+            &mut || std::time::Instant::now() < deadline,
+            UNRATED,
+        );
+        println!(
+            "{}x{}: {:?} in {:?}",
+            r * c,
+            r * c,
+            rating.as_ref().map(|r| (r.er, r.steps.len())),
+            start.elapsed()
+        );
+    }
+}
