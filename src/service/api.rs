@@ -115,7 +115,7 @@ impl Sudoku {
             let scanned = scan(&puzzle, current.as_ref());
             (puzzle, current, scanned)
         } else {
-            self.on_pool(tenant, deadline, move || {
+            self.on_pool(tenant, deadline, move |_| {
                 let scanned = scan(&puzzle, current.as_ref());
                 (puzzle, current, scanned)
             })
@@ -207,8 +207,8 @@ impl Sudoku {
             known = Some(solution);
         }
         let (state, step) = self
-            .on_pool(tenant, deadline, move || {
-                let step = logic::hint_while(&state, in_time(deadline));
+            .on_pool(tenant, deadline, move |wanted| {
+                let step = logic::hint_while(&state, wanted);
                 (state, step)
             })
             .await?;
@@ -291,8 +291,8 @@ impl Sudoku {
         // known unique: only the logical part is left to do.
         let guesses = counted.stats.guesses;
         let rating = self
-            .on_pool(tenant, deadline, move || {
-                logic::rating_while(state, guesses, in_time(deadline))
+            .on_pool(tenant, deadline, move |wanted| {
+                logic::rating_while(state, guesses, wanted)
             })
             .await?
             .ok_or(Failure::DeadlineExceeded)?;
@@ -623,12 +623,6 @@ fn scan(puzzle: &AnyGrid, current: Option<&AnyGrid>) -> pb::ValidateResponse {
         response.current_no_candidate_cells = stuck;
     }
     response
-}
-
-/// Whether `deadline` (none: no bound) is still ahead: the check the
-/// logical solver makes between its steps.
-fn in_time(deadline: Option<Instant>) -> impl Fn() -> bool {
-    move || deadline.is_none_or(|d| Instant::now() < d)
 }
 
 /// Validate's refusal of a current grid whose shape is not the puzzle's.

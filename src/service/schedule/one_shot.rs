@@ -13,16 +13,18 @@ use crate::service::{Sudoku, Tenant};
 impl Sudoku {
     /// Runs `work` on a solver thread for `tenant`, under a server-wide
     /// permit (or sheds the call): the Hint and Rate work that is not a
-    /// search, bounded in time by its nature (a logical solve of one grid).
-    /// A search never runs here: it would hold the thread past the deadline
-    /// and the work budget (see [`Self::solve_job`]).
+    /// search. `work` is handed a check it must ask now and then, false
+    /// once the deadline has passed or the caller has left: a rating's
+    /// chains can take seconds, and they stop there. An engine search
+    /// never runs here: it is sliced under the work budget (see
+    /// [`Self::solve_job`]).
     /// It starts only if the deadline has not passed and the caller still
     /// waits.
     pub(in crate::service) async fn on_pool<R: Send + 'static>(
         &self,
         tenant: Tenant,
         deadline: Option<Instant>,
-        work: impl FnOnce() -> R + Send + 'static,
+        work: impl FnOnce(&dyn Fn() -> bool) -> R + Send + 'static,
     ) -> Result<R, Failure> {
         let _permit = self
             .shared
@@ -47,14 +49,16 @@ struct OneShot<F, R> {
     pending: Pending<oneshot::Sender<R>>,
 }
 
-impl<F: FnOnce() -> R + Send, R: Send> Work for OneShot<F, R> {
+impl<F: FnOnce(&dyn Fn() -> bool) -> R + Send, R: Send> Work for OneShot<F, R> {
     fn wanted(&self) -> bool {
         self.pending.wanted()
     }
 
     fn run(&mut self, _: &Turn) -> Step {
         if let Some(work) = self.work.take() {
-            self.pending.answer(work());
+            let pending = &self.pending;
+            let answer = work(&|| pending.wanted());
+            self.pending.answer(answer);
         }
         Step::Done
     }

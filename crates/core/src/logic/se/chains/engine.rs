@@ -1,0 +1,595 @@
+//! What every chaining mode shares: potentials (a candidate assumed true,
+//! "on", or false, "off"), the implications between them, and a chaining
+//! run, which grows the sets of potentials one assumption forces.
+
+use std::collections::VecDeque;
+
+use super::super::{Chaining, GoOn};
+use crate::logic::candidates::{Layout, bit};
+use crate::logic::{Candidates, Stopped};
+
+/// A potential packed in an integer: `(cell * n + digit - 1) * 2 + on`.
+pub(super) type Pot = u32;
+
+/// No node, no nested chain.
+pub(super) const NONE: u32 = u32::MAX;
+
+/// Why a potential follows from its first parent. For an "on" potential
+/// derived from an "off" one: the cell's last candidate (`CELL`) or the
+/// digit's last place in a box, row or column. For an "off" potential
+/// derived from an "on" one: the cell holds one digit (`CELL`) or a unit
+/// holds the digit once. `RULE`: removed by a technique inside the chain.
+pub(super) const START: u8 = 0;
+pub(super) const CELL: u8 = 1;
+pub(super) const BOX: u8 = 2;
+pub(super) const ROW: u8 = 3;
+pub(super) const COL: u8 = 4;
+pub(super) const RULE: u8 = 5;
+
+/// The cause of a unit of kind 0 (row), 1 (column) or 2 (box).
+fn unit_cause(kind: usize) -> u8 {
+    [ROW, COL, BOX][kind]
+}
+
+/// Packing and unpacking potentials at side `n`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Geo {
+    pub n: usize,
+}
+
+impl Geo {
+    #[inline]
+    pub fn pot(self, cell: usize, d: u8, on: bool) -> Pot {
+        ((cell * self.n + d as usize - 1) * 2 + usize::from(on)) as Pot
+    }
+    #[inline]
+    pub fn cell(self, p: Pot) -> usize {
+        p as usize / 2 / self.n
+    }
+    #[inline]
+    pub fn digit(self, p: Pot) -> u8 {
+        (p as usize / 2 % self.n) as u8 + 1
+    }
+    #[inline]
+    pub fn on(p: Pot) -> bool {
+        p & 1 == 1
+    }
+    /// How many potentials there are.
+    pub fn count(self) -> usize {
+        2 * self.n * self.n * self.n
+    }
+}
+
+/// One implication found: the potential, its cause, and for a region
+/// cause the unit.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Imp {
+    pub pot: Pot,
+    pub cause: u8,
+    pub unit: u16,
+}
+
+/// Candidates during a search, with the places of each digit in each unit
+/// (bit i: the unit's i-th cell), kept together.
+#[derive(Debug, Clone)]
+pub(super) struct Grid {
+    pub masks: Vec<u64>,
+    /// `pos[u * n + d - 1]`: the places of `d` in unit `u`.
+    pub pos: Vec<u64>,
+}
+
+impl Grid {
+    pub fn new(l: &Layout, masks: &[u64]) -> Grid {
+        let n = l.n();
+        let mut pos = vec![0u64; 3 * n * n];
+        for u in 0..3 * n {
+            for (i, &x) in l.unit(u).iter().enumerate() {
+                let mut m = masks[x as usize];
+                while m != 0 {
+                    let d = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    pos[u * n + d] |= 1 << i;
+                }
+            }
+        }
+        Grid {
+            masks: masks.to_vec(),
+            pos,
+        }
+    }
+
+    pub fn copy_from(&mut self, other: &Grid) {
+        self.masks.copy_from_slice(&other.masks);
+        self.pos.copy_from_slice(&other.pos);
+    }
+
+    /// Removes candidate `d` from `cell`.
+    pub fn remove(&mut self, l: &Layout, cell: usize, d: u8) {
+        let n = l.n();
+        self.masks[cell] &= !bit(d);
+        let units = l.units_of(cell);
+        let places = l.places_of(cell);
+        for k in 0..3 {
+            self.pos[units[k] as usize * n + d as usize - 1] &= !(1u64 << places[k]);
+        }
+    }
+
+    #[inline]
+    pub fn places(&self, n: usize, u: usize, d: u8) -> u64 {
+        self.pos[u * n + d as usize - 1]
+    }
+}
+
+/// The potentials that go off when `p` (on) holds, in SE's order: the
+/// cell's other candidates (only with `y`), then the digit's other places
+/// in the box, the row and the column, each once.
+pub(super) fn on_to_off(l: &Layout, g: Geo, grid: &Grid, p: Pot, y: bool, out: &mut Vec<Imp>) {
+    out.clear();
+    let cell = g.cell(p);
+    let d = g.digit(p);
+    if y {
+        let mut m = grid.masks[cell] & !bit(d);
+        while m != 0 {
+            let d2 = m.trailing_zeros() as u8 + 1;
+            m &= m - 1;
+            out.push(Imp {
+                pot: g.pot(cell, d2, false),
+                cause: CELL,
+                unit: 0,
+            });
+        }
+    }
+    let units = l.units_of(cell);
+    let places = l.places_of(cell);
+    for kind in [2, 0, 1] {
+        let u = units[kind] as usize;
+        let mut m = grid.places(g.n, u, d) & !(1u64 << places[kind]);
+        let cells = l.unit(u);
+        while m != 0 {
+            let x = cells[m.trailing_zeros() as usize] as usize;
+            m &= m - 1;
+            // A line's cells in the cell's box came with the box.
+            if kind != 2 && l.units_of(x)[2] == units[2] {
+                continue;
+            }
+            out.push(Imp {
+                pot: g.pot(x, d, false),
+                cause: unit_cause(kind),
+                unit: u as u16,
+            });
+        }
+    }
+}
+
+/// The potentials that go on when `p` (off) holds, in SE's order: the
+/// cell's other candidate when it has two (with `y`), then the digit's
+/// other place in the box, the row and the column when it has two (with
+/// `x`), each once.
+pub(super) fn off_to_on(
+    l: &Layout,
+    g: Geo,
+    grid: &Grid,
+    p: Pot,
+    y: bool,
+    x: bool,
+    out: &mut Vec<Imp>,
+) {
+    out.clear();
+    let cell = g.cell(p);
+    let d = g.digit(p);
+    let mask = grid.masks[cell];
+    if y && mask.count_ones() == 2 {
+        let mut other = mask.trailing_zeros() as u8 + 1;
+        if other == d {
+            other = (mask & !bit(d)).trailing_zeros() as u8 + 1;
+        }
+        out.push(Imp {
+            pot: g.pot(cell, other, true),
+            cause: CELL,
+            unit: 0,
+        });
+    }
+    if x {
+        let units = l.units_of(cell);
+        for kind in [2, 0, 1] {
+            let u = units[kind] as usize;
+            let m = grid.places(g.n, u, d);
+            if m.count_ones() != 2 {
+                continue;
+            }
+            let cells = l.unit(u);
+            let mut other = cells[m.trailing_zeros() as usize] as usize;
+            if other == cell {
+                other = cells[(m & (m - 1)).trailing_zeros() as usize] as usize;
+            }
+            let q = g.pot(other, d, true);
+            if out.iter().any(|i| i.pot == q) {
+                continue;
+            }
+            out.push(Imp {
+                pot: q,
+                cause: unit_cause(kind),
+                unit: u as u16,
+            });
+        }
+    }
+}
+
+/// A potential of a run with its parents (the first is the one it follows
+/// from; the others, in dynamic chains, the eliminations it relies on).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Node {
+    pub pot: Pot,
+    pub cause: u8,
+    /// The nested chain (an index into [`Engine::nested`]) behind a
+    /// `RULE` potential, or [`NONE`].
+    pub nested: u32,
+    start: u32,
+    len: u32,
+}
+
+/// What one assumption forces: SE's sets "to on" and "to off", in the
+/// order they were found, and the contradiction that stopped it, if any.
+#[derive(Debug, Default)]
+pub(super) struct Run {
+    pub nodes: Vec<Node>,
+    par: Vec<u32>,
+    /// Node indices of the "on" set, in order.
+    pub ons: Vec<u32>,
+    /// Node indices of the "off" set, in order.
+    pub offs: Vec<u32>,
+    /// The potential found both on and off: (its on node, its off node).
+    pub absurd: Option<(u32, u32)>,
+    /// Sorted (potential, node) of the two sets.
+    index: Vec<(Pot, u32)>,
+}
+
+impl Run {
+    pub fn parents(&self, i: u32) -> &[u32] {
+        let n = self.nodes[i as usize];
+        &self.par[n.start as usize..(n.start + n.len) as usize]
+    }
+
+    /// The node of `p` in the run's sets.
+    pub fn get(&self, p: Pot) -> Option<u32> {
+        self.index
+            .binary_search_by_key(&p, |e| e.0)
+            .ok()
+            .map(|i| self.index[i].1)
+    }
+
+    pub fn push(&mut self, pot: Pot, cause: u8, nested: u32, parents: &[u32]) -> u32 {
+        let start = self.par.len() as u32;
+        self.par.extend_from_slice(parents);
+        self.nodes.push(Node {
+            pot,
+            cause,
+            nested,
+            start,
+            len: parents.len() as u32,
+        });
+        self.nodes.len() as u32 - 1
+    }
+
+    fn clear(&mut self) {
+        self.nodes.clear();
+        self.par.clear();
+        self.ons.clear();
+        self.offs.clear();
+        self.absurd = None;
+        self.index.clear();
+    }
+
+    /// The first-parent path from node `i` back to the start, `i` first.
+    pub fn path(&self, mut i: u32) -> Vec<u32> {
+        let mut out = vec![i];
+        while let Some(&p) = self.parents(i).first() {
+            out.push(p);
+            i = p;
+        }
+        out
+    }
+}
+
+/// A chain technique found inside a chain (nested forcing chains): its
+/// complexity, added to the chains that use it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct NestedInfo {
+    pub complexity: u32,
+}
+
+/// The state shared by one search.
+pub(super) struct Engine<'a> {
+    pub c: &'a Candidates,
+    pub l: &'a Layout,
+    pub g: Geo,
+    pub mode: Chaining,
+    /// The candidates the search starts from.
+    pub base: Grid,
+    /// The candidates during a run (dynamic runs remove some).
+    pub cur: Grid,
+    /// The node of each potential in the run being built, or NONE.
+    pub slot: Vec<u32>,
+    imps: Vec<Imp>,
+    hidden: Vec<u32>,
+    stamp: Vec<u32>,
+    generation: u32,
+    pub nested: Vec<NestedInfo>,
+    todo: Vec<u32>,
+    next: Vec<u32>,
+}
+
+thread_local! {
+    /// Runs done with, kept for their buffers: a search makes hundreds,
+    /// nested searches many more.
+    static SPARE_RUNS: std::cell::RefCell<Vec<Run>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Gives runs back for reuse.
+pub(super) fn recycle(runs: &mut Vec<Run>) {
+    SPARE_RUNS.with(|s| {
+        let mut s = s.borrow_mut();
+        // Enough for a search; more would only hold memory.
+        let room = 512usize.saturating_sub(s.len());
+        s.extend(runs.drain(..).take(room));
+    });
+    runs.clear();
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(c: &'a Candidates, mode: Chaining) -> Engine<'a> {
+        let l = c.layout();
+        let g = Geo { n: l.n() };
+        Engine {
+            c,
+            l,
+            g,
+            mode,
+            base: Grid::new(l, c.masks()),
+            cur: Grid::new(l, c.masks()),
+            slot: vec![NONE; g.count()],
+            imps: Vec::new(),
+            hidden: Vec::new(),
+            stamp: vec![0; g.count()],
+            generation: 0,
+            nested: Vec::new(),
+            todo: Vec::new(),
+            next: Vec::new(),
+        }
+    }
+
+    fn new_run(&mut self) -> Run {
+        let mut r = SPARE_RUNS
+            .with(|s| s.borrow_mut().pop())
+            .unwrap_or_default();
+        r.clear();
+        r
+    }
+
+    /// SE's doChaining: everything `start` forces, "on" potentials first,
+    /// until nothing new follows or a potential would be both on and off.
+    /// Dynamic runs remove each "off" candidate once it is used; from
+    /// level 1 the basic techniques (and nested chains) add eliminations
+    /// whenever the plain implications run dry.
+    pub fn chain(&mut self, start: Pot, go_on: &mut GoOn<'_>) -> Result<Run, Stopped> {
+        let mut run = self.new_run();
+        self.cur.copy_from(&self.base);
+        let result = self.grow(&mut run, start, go_on);
+        for node in &run.nodes {
+            self.slot[node.pot as usize] = NONE;
+        }
+        run.index.clear();
+        for &i in run.ons.iter().chain(run.offs.iter()) {
+            run.index.push((run.nodes[i as usize].pot, i));
+        }
+        run.index.sort_unstable();
+        result.map(|()| run)
+    }
+
+    fn add(&mut self, run: &mut Run, pot: Pot, cause: u8, nested: u32, parents: &[u32]) -> u32 {
+        let i = run.push(pot, cause, nested, parents);
+        self.slot[pot as usize] = i;
+        if Geo::on(pot) {
+            run.ons.push(i);
+        } else {
+            run.offs.push(i);
+        }
+        i
+    }
+
+    fn grow(&mut self, run: &mut Run, start: Pot, go_on: &mut GoOn<'_>) -> Result<(), Stopped> {
+        let (l, g) = (self.l, self.g);
+        let y = !self.mode.nishio;
+        let dynamic = self.mode.dynamic;
+        let mut pending_on = VecDeque::new();
+        let mut pending_off = VecDeque::new();
+        let i = self.add(run, start, START, NONE, &[]);
+        if Geo::on(start) {
+            pending_on.push_back(i);
+        } else {
+            pending_off.push_back(i);
+        }
+        let mut imps = std::mem::take(&mut self.imps);
+        let mut parents = std::mem::take(&mut self.hidden);
+        let mut result = Ok(());
+        loop {
+            if let Some(i) = pending_on.pop_front() {
+                let p = run.nodes[i as usize].pot;
+                on_to_off(l, g, &self.cur, p, y, &mut imps);
+                for imp in &imps {
+                    let on = self.slot[(imp.pot | 1) as usize];
+                    if on != NONE {
+                        let off = run.push(imp.pot, imp.cause, NONE, &[i]);
+                        run.absurd = Some((on, off));
+                        break;
+                    }
+                    if self.slot[imp.pot as usize] == NONE {
+                        let j = self.add(run, imp.pot, imp.cause, NONE, &[i]);
+                        pending_off.push_back(j);
+                    }
+                }
+                if run.absurd.is_some() {
+                    break;
+                }
+            } else if let Some(i) = pending_off.pop_front() {
+                let p = run.nodes[i as usize].pot;
+                off_to_on(l, g, &self.cur, p, y, true, &mut imps);
+                if dynamic {
+                    let (cell, d) = (g.cell(p), g.digit(p));
+                    for imp in &imps {
+                        parents.clear();
+                        parents.push(i);
+                        self.hidden_parents(imp, &mut parents);
+                        let off = self.slot[(imp.pot & !1) as usize];
+                        if off != NONE {
+                            let on = run.push(imp.pot, imp.cause, NONE, &parents);
+                            run.absurd = Some((on, off));
+                            break;
+                        }
+                        if self.slot[imp.pot as usize] == NONE {
+                            let j = self.add(run, imp.pot, imp.cause, NONE, &parents);
+                            pending_on.push_back(j);
+                        }
+                    }
+                    self.cur.remove(l, cell, d);
+                } else {
+                    for imp in &imps {
+                        let off = self.slot[(imp.pot & !1) as usize];
+                        if off != NONE {
+                            let on = run.push(imp.pot, imp.cause, NONE, &[i]);
+                            run.absurd = Some((on, off));
+                            break;
+                        }
+                        if self.slot[imp.pot as usize] == NONE {
+                            let j = self.add(run, imp.pot, imp.cause, NONE, &[i]);
+                            pending_on.push_back(j);
+                        }
+                    }
+                }
+                if run.absurd.is_some() {
+                    break;
+                }
+            } else {
+                break;
+            }
+            if pending_on.is_empty() && pending_off.is_empty() && self.mode.level > 0 {
+                match super::advanced::potentials(self, run, go_on) {
+                    Ok(found) => {
+                        for (pot, nested, ps) in found {
+                            if self.slot[pot as usize] == NONE {
+                                let j = self.add(run, pot, RULE, nested, &ps);
+                                pending_off.push_back(j);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+        }
+        self.imps = imps;
+        self.hidden = parents;
+        result
+    }
+
+    /// The eliminations an "on" implication relies on, besides its first
+    /// parent: the cell's candidates removed so far in this run, or the
+    /// digit's places removed from the unit.
+    fn hidden_parents(&self, imp: &Imp, out: &mut Vec<u32>) {
+        let g = self.g;
+        let source = self.c.masks();
+        let cell = g.cell(imp.pot);
+        let d = g.digit(imp.pot);
+        if imp.cause == CELL {
+            let mut gone = source[cell] & !self.cur.masks[cell];
+            while gone != 0 {
+                let d2 = gone.trailing_zeros() as u8 + 1;
+                gone &= gone - 1;
+                let s = self.slot[g.pot(cell, d2, false) as usize];
+                debug_assert!(s != NONE);
+                if s != NONE {
+                    out.push(s);
+                }
+            }
+        } else {
+            let b = bit(d);
+            for &x in self.l.unit(imp.unit as usize) {
+                let x = x as usize;
+                if source[x] & b != 0 && self.cur.masks[x] & b == 0 {
+                    let s = self.slot[g.pot(x, d, false) as usize];
+                    debug_assert!(s != NONE);
+                    if s != NONE {
+                        out.push(s);
+                    }
+                }
+            }
+        }
+    }
+
+    /// SE's ancestor count of node `i` (itself included), breadth first,
+    /// each potential once; adds the nested chains met to `nested`.
+    pub fn ancestors(&mut self, run: &Run, i: u32, nested: &mut Vec<u32>) -> u32 {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
+        let generation = self.generation;
+        let mut count = 0;
+        let mut todo = std::mem::take(&mut self.todo);
+        let mut next = std::mem::take(&mut self.next);
+        todo.clear();
+        next.clear();
+        todo.push(i);
+        while !todo.is_empty() {
+            for &j in &todo {
+                let node = run.nodes[j as usize];
+                let s = &mut self.stamp[node.pot as usize];
+                if *s == generation {
+                    continue;
+                }
+                *s = generation;
+                count += 1;
+                if node.nested != NONE && !nested.contains(&node.nested) {
+                    nested.push(node.nested);
+                }
+                next.extend_from_slice(run.parents(j));
+            }
+            std::mem::swap(&mut todo, &mut next);
+            next.clear();
+        }
+        self.todo = todo;
+        self.next = next;
+        count
+    }
+}
+
+/// SE's chain-length penalty in tenths: one for each of the thresholds
+/// 4, 6, 8, 12, 16, 24, ... that `complexity - 2` exceeds.
+pub(super) fn length_steps(complexity: u32) -> u32 {
+    let length = i64::from(complexity) - 2;
+    let (mut ceil, mut odd, mut steps) = (4i64, false, 0);
+    while length > ceil {
+        steps += 1;
+        ceil = if odd { ceil * 4 / 3 } else { ceil * 3 / 2 };
+        odd = !odd;
+    }
+    steps
+}
+
+/// A chain hint's difficulty as SE computes it, in floating point (SE
+/// sorts by it, so the rounding of its sums is kept).
+pub(super) fn difficulty(base: f64, complexity: u32) -> f64 {
+    let mut added = 0.0;
+    for _ in 0..length_steps(complexity) {
+        added += 0.1;
+    }
+    base + added
+}
+
+/// The value serate prints for a difficulty, in tenths.
+pub(super) fn tenths(difficulty: f64) -> u16 {
+    ((difficulty + 0.05) * 10.0) as u16
+}

@@ -1,0 +1,233 @@
+//! Nishio, multiple and dynamic forcing chains (SE's
+//! getMultipleChainsHintList): every candidate of a cell is assumed on and
+//! off. A contradiction removes the assumption (Nishio and dynamic modes);
+//! a potential both assumptions force holds (dynamic, cells of three
+//! candidates or more); a potential every candidate of the cell forces,
+//! or every place of the digit in a unit, holds (cell and region forcing
+//! chains).
+
+use super::engine::{self, Engine, NONE};
+use super::{Body, Found, Multi, Rec, others, rule_base};
+use crate::logic::Stopped;
+use crate::logic::candidates::{bit, digits_of};
+use crate::logic::se::GoOn;
+
+/// The runs of the search: each "on" assumption's run is made once and
+/// shared by the cell, region and binary chains that use it.
+struct Runs {
+    on_run: Vec<u32>,
+}
+
+impl Runs {
+    fn on(
+        &mut self,
+        eng: &mut Engine<'_>,
+        found: &mut Found,
+        cell: usize,
+        d: u8,
+        go_on: &mut GoOn<'_>,
+    ) -> Result<u32, Stopped> {
+        let k = cell * eng.g.n + d as usize - 1;
+        if self.on_run[k] == NONE {
+            let run = eng.chain(eng.g.pot(cell, d, true), go_on)?;
+            found.runs.push(run);
+            self.on_run[k] = found.runs.len() as u32 - 1;
+        }
+        Ok(self.on_run[k])
+    }
+}
+
+/// A hint whose chains end on `targets` ((run, node) each).
+fn rec(
+    eng: &mut Engine<'_>,
+    found: &Found,
+    kind: Multi,
+    key: u8,
+    targets: Vec<(u32, u32)>,
+    removable: Vec<(u16, u8)>,
+    place: Option<(u16, u8)>,
+) -> Rec {
+    let mut nested = Vec::new();
+    let mut cx = 0;
+    for &(r, i) in &targets {
+        cx += eng.ancestors(&found.runs[r as usize], i, &mut nested);
+    }
+    cx += nested
+        .iter()
+        .map(|&k| eng.nested[k as usize].complexity)
+        .sum::<u32>();
+    Rec {
+        diff: engine::difficulty(rule_base(eng.mode), cx),
+        cx,
+        key,
+        removable,
+        place,
+        body: Body::Multi { kind, targets },
+    }
+}
+
+/// A hint's eliminations and the digit it places, if any.
+type Conclusion = (Vec<(u16, u8)>, Option<(u16, u8)>);
+
+/// What a hint concluding `pot` removes, and the digit it places when
+/// `pot` is on; None when it would remove nothing.
+fn conclusion(eng: &Engine<'_>, pot: u32) -> Option<Conclusion> {
+    let g = eng.g;
+    let (cell, d) = (g.cell(pot), g.digit(pot));
+    if engine::Geo::on(pot) {
+        let removable = others(eng.c, cell, d);
+        if removable.is_empty() {
+            None
+        } else {
+            Some((removable, Some((cell as u16, d))))
+        }
+    } else {
+        Some((vec![(cell as u16, d)], None))
+    }
+}
+
+pub(super) fn collect(
+    eng: &mut Engine<'_>,
+    found: &mut Found,
+    go_on: &mut GoOn<'_>,
+) -> Result<(), Stopped> {
+    let c = eng.c;
+    let g = eng.g;
+    let l = eng.l;
+    let mode = eng.mode;
+    let n = g.n;
+    let mut runs = Runs {
+        on_run: vec![NONE; n * n * n],
+    };
+    for cell in 0..n * n {
+        let mask = c.mask(cell);
+        let card = mask.count_ones();
+        if c.value(cell) != 0 || !(card > 2 || (card > 1 && mode.dynamic)) {
+            continue;
+        }
+        let mut value_runs = Vec::new();
+        for d in digits_of(mask) {
+            if !go_on() {
+                return Err(Stopped);
+            }
+            let on = runs.on(eng, found, cell, d, go_on)?;
+            let do_double = card >= 3 && !mode.nishio && mode.dynamic;
+            let do_contradiction = mode.dynamic || mode.nishio;
+            // The "off" assumption serves only these two.
+            let mut off = NONE;
+            if do_double || do_contradiction {
+                let off_run = eng.chain(g.pot(cell, d, false), go_on)?;
+                found.runs.push(off_run);
+                off = found.runs.len() as u32 - 1;
+            }
+            if do_contradiction {
+                if let Some((a, b)) = found.runs[on as usize].absurd {
+                    let r = rec(
+                        eng,
+                        found,
+                        Multi::Contradiction(g.pot(cell, d, true)),
+                        7,
+                        vec![(on, a), (on, b)],
+                        vec![(cell as u16, d)],
+                        None,
+                    );
+                    found.recs.push(r);
+                }
+                if let Some((a, b)) = found.runs[off as usize].absurd {
+                    let removable = others(c, cell, d);
+                    if !removable.is_empty() {
+                        let r = rec(
+                            eng,
+                            found,
+                            Multi::Contradiction(g.pot(cell, d, false)),
+                            7,
+                            vec![(off, a), (off, b)],
+                            removable,
+                            Some((cell as u16, d)),
+                        );
+                        found.recs.push(r);
+                    }
+                }
+            }
+            if do_double {
+                let (on_r, off_r) = (&found.runs[on as usize], &found.runs[off as usize]);
+                let mut pairs = Vec::new();
+                for &i in on_r.ons.iter().chain(on_r.offs.iter()) {
+                    let pot = on_r.nodes[i as usize].pot;
+                    if let Some(j) = off_r.get(pot) {
+                        pairs.push((pot, i, j));
+                    }
+                }
+                for (pot, i, j) in pairs {
+                    if let Some((removable, place)) = conclusion(eng, pot) {
+                        let r = rec(
+                            eng,
+                            found,
+                            Multi::Double(g.pot(cell, d, true)),
+                            1,
+                            vec![(on, i), (off, j)],
+                            removable,
+                            place,
+                        );
+                        found.recs.push(r);
+                    }
+                }
+            }
+            if !mode.nishio {
+                // Region chains from the unit's first place of the digit.
+                for kind in [2, 0, 1] {
+                    let u = l.units_of(cell)[kind] as usize;
+                    let places: Vec<usize> = l
+                        .unit(u)
+                        .iter()
+                        .map(|&x| x as usize)
+                        .filter(|&x| c.mask(x) & bit(d) != 0)
+                        .collect();
+                    let count = places.len();
+                    if !(count == 2 || (mode.multiple && count > 2)) || places[0] != cell {
+                        continue;
+                    }
+                    let mut place_runs = vec![on];
+                    for &x in &places[1..] {
+                        if !go_on() {
+                            return Err(Stopped);
+                        }
+                        place_runs.push(runs.on(eng, found, x, d, go_on)?);
+                    }
+                    shared(eng, found, &place_runs, Multi::Region(u as u16, d), 6);
+                }
+            }
+            value_runs.push(on);
+        }
+        if !mode.nishio && (card == 2 || (mode.multiple && card > 2)) {
+            shared(eng, found, &value_runs, Multi::Cell(cell as u16), 5);
+        }
+    }
+    Ok(())
+}
+
+/// The potentials every run of `runs` forces, in the order of the first
+/// run ("on" ones first), each a hint.
+fn shared(eng: &mut Engine<'_>, found: &mut Found, runs: &[u32], kind: Multi, key: u8) {
+    let first = &found.runs[runs[0] as usize];
+    let mut common = Vec::new();
+    for &i in first.ons.iter().chain(first.offs.iter()) {
+        let pot = first.nodes[i as usize].pot;
+        let mut targets = vec![(runs[0], i)];
+        for &r in &runs[1..] {
+            match found.runs[r as usize].get(pot) {
+                Some(j) => targets.push((r, j)),
+                None => break,
+            }
+        }
+        if targets.len() == runs.len() {
+            common.push((pot, targets));
+        }
+    }
+    for (pot, targets) in common {
+        if let Some((removable, place)) = conclusion(eng, pot) {
+            let r = rec(eng, found, kind, key, targets, removable, place);
+            found.recs.push(r);
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! Level 0: cycles (SE's bidirectional X-, Y- and XY-cycles) and forcing
+//! chains whose assumption implies its own negation (forcing X-chains and
+//! forcing chains), searched breadth first from every candidate of every
+//! cell with two or more, as SE's doUnaryChaining does.
+
+use super::engine::{self, Engine, Geo, Imp, NONE, Pot, START, off_to_on, on_to_off};
+use super::{Body, Found, Rec, others};
+use crate::logic::Stopped;
+use crate::logic::candidates::{bit, digits_of};
+use crate::logic::se::GoOn;
+
+/// The search tree of one start: potentials with their one parent.
+struct Tree {
+    nodes: Vec<(Pot, u32, u8)>,
+    on_mark: Vec<u32>,
+    off_mark: Vec<u32>,
+    generation: u32,
+}
+
+impl Tree {
+    fn reset(&mut self) {
+        self.nodes.clear();
+        self.generation += 1;
+    }
+    fn push(&mut self, pot: Pot, parent: u32, cause: u8) -> u32 {
+        self.nodes.push((pot, parent, cause));
+        self.nodes.len() as u32 - 1
+    }
+    /// Marks `p` as in its set; false when it was already.
+    fn mark(&mut self, p: Pot) -> bool {
+        let m = if Geo::on(p) {
+            &mut self.on_mark
+        } else {
+            &mut self.off_mark
+        };
+        let s = &mut m[p as usize / 2];
+        if *s == self.generation {
+            false
+        } else {
+            *s = self.generation;
+            true
+        }
+    }
+    fn marked(&self, p: Pot) -> bool {
+        let m = if Geo::on(p) {
+            &self.on_mark
+        } else {
+            &self.off_mark
+        };
+        m[p as usize / 2] == self.generation
+    }
+    /// Whether `p` is a strict ancestor of node `i` (SE's isParent).
+    fn is_ancestor(&self, i: u32, p: Pot) -> bool {
+        let mut j = self.nodes[i as usize].1;
+        while j != NONE {
+            if self.nodes[j as usize].0 == p {
+                return true;
+            }
+            j = self.nodes[j as usize].1;
+        }
+        false
+    }
+    /// The path from node `i` back to the start, reversed: start first.
+    fn path(&self, mut i: u32) -> Vec<(Pot, u8)> {
+        let mut out = Vec::new();
+        while i != NONE {
+            let (p, parent, cause) = self.nodes[i as usize];
+            out.push((p, cause));
+            i = parent;
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// The implications of each potential, found once per pass (the grid does
+/// not change during a level-0 search).
+struct Memo {
+    at: Vec<u32>,
+    len: Vec<u8>,
+    data: Vec<Imp>,
+    buf: Vec<Imp>,
+}
+
+impl Memo {
+    fn reset(&mut self) {
+        self.at.fill(NONE);
+        self.data.clear();
+    }
+
+    /// What `p` implies: its "off" potentials when on, with `y`; its "on"
+    /// potentials when off, with `y` and `x`.
+    fn get(&mut self, eng: &Engine<'_>, p: Pot, y: bool, x: bool) -> &[Imp] {
+        let k = p as usize;
+        if self.at[k] == NONE {
+            if Geo::on(p) {
+                on_to_off(eng.l, eng.g, &eng.base, p, y, &mut self.buf);
+            } else {
+                off_to_on(eng.l, eng.g, &eng.base, p, y, x, &mut self.buf);
+            }
+            self.at[k] = self.data.len() as u32;
+            self.len[k] = self.buf.len() as u8;
+            self.data.extend_from_slice(&self.buf);
+        }
+        let start = self.at[k] as usize;
+        &self.data[start..start + self.len[k] as usize]
+    }
+}
+
+pub(super) fn collect(
+    eng: &mut Engine<'_>,
+    found: &mut Found,
+    go_on: &mut GoOn<'_>,
+) -> Result<(), Stopped> {
+    let c = eng.c;
+    let g = eng.g;
+    let half = g.count() / 2;
+    let mut tree = Tree {
+        nodes: Vec::new(),
+        on_mark: vec![0; half],
+        off_mark: vec![0; half],
+        generation: 0,
+    };
+    let mut memo = Memo {
+        at: vec![NONE; g.count()],
+        len: vec![0; g.count()],
+        data: Vec::new(),
+        buf: Vec::new(),
+    };
+    for (y, x) in [(false, true), (true, false), (true, true)] {
+        memo.reset();
+        for cell in 0..g.n * g.n {
+            let mask = c.mask(cell);
+            if c.value(cell) != 0 || mask.count_ones() < 2 {
+                continue;
+            }
+            for d in digits_of(mask) {
+                if !go_on() {
+                    return Err(Stopped);
+                }
+                unary(eng, &mut tree, &mut memo, cell, d, y, x, &mut found.recs);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// SE's doUnaryChaining from `cell`=`d`.
+#[allow(clippy::too_many_arguments)]
+fn unary(
+    eng: &Engine<'_>,
+    tree: &mut Tree,
+    memo: &mut Memo,
+    cell: usize,
+    d: u8,
+    y: bool,
+    x: bool,
+    recs: &mut Vec<Rec>,
+) {
+    let c = eng.c;
+    let g = eng.g;
+    // Y-cycles start only from a bivalue cell.
+    if c.mask(cell).count_ones() > 2 && !x {
+        return;
+    }
+    let source = g.pot(cell, d, true);
+    cycles(eng, tree, memo, source, y, x, recs);
+    if x {
+        let mut targets = Vec::new();
+        forcing(eng, tree, memo, source, y, &mut targets, recs);
+        forcing(eng, tree, memo, source & !1, y, &mut targets, recs);
+    }
+}
+
+/// SE's doCycles: breadth first from `source` (on), every path that comes
+/// back to it after at least four links is a cycle.
+fn cycles(
+    eng: &Engine<'_>,
+    tree: &mut Tree,
+    memo: &mut Memo,
+    source: Pot,
+    y: bool,
+    x: bool,
+    recs: &mut Vec<Rec>,
+) {
+    tree.reset();
+    let root = tree.push(source, NONE, START);
+    tree.mark(source);
+    let mut pending_on = vec![root];
+    let mut pending_off = Vec::new();
+    let mut ends = Vec::new();
+    let mut batch = Vec::new();
+    let mut length = 0;
+    while !pending_on.is_empty() || !pending_off.is_empty() {
+        length += 1;
+        std::mem::swap(&mut batch, &mut pending_on);
+        for &i in &batch {
+            for imp in memo.get(eng, tree.nodes[i as usize].0, y, x) {
+                if !tree.is_ancestor(i, imp.pot) {
+                    pending_off.push(tree.push(imp.pot, i, imp.cause));
+                }
+            }
+        }
+        batch.clear();
+        length += 1;
+        std::mem::swap(&mut batch, &mut pending_off);
+        for &i in &batch {
+            for imp in memo.get(eng, tree.nodes[i as usize].0, y, x) {
+                if length >= 4 && imp.pot == source {
+                    ends.push(tree.push(imp.pot, i, imp.cause));
+                }
+                if tree.mark(imp.pot) {
+                    pending_on.push(tree.push(imp.pot, i, imp.cause));
+                }
+            }
+        }
+        batch.clear();
+    }
+    for end in ends {
+        if let Some(rec) = cycle_hint(eng, tree.path(end), y, x) {
+            recs.push(rec);
+        }
+    }
+}
+
+/// SE's createCycleHint: a candidate outside the cycle that sees an "on"
+/// and an "off" potential of its digit goes.
+fn cycle_hint(eng: &Engine<'_>, path: Vec<(Pot, u8)>, y: bool, x: bool) -> Option<Rec> {
+    let (l, g, c) = (eng.l, eng.g, eng.c);
+    // The start comes first and again last; its cells once.
+    let body = &path[1..];
+    let mut cells: Vec<usize> = Vec::new();
+    for &(p, _) in body {
+        if !cells.contains(&g.cell(p)) {
+            cells.push(g.cell(p));
+        }
+    }
+    let mut forw = Vec::new();
+    let mut back = Vec::new();
+    for &(p, _) in body {
+        let (cell, d) = (g.cell(p), g.digit(p));
+        for h in l.peers(cell) {
+            if !cells.contains(&h) && c.mask(h) & bit(d) != 0 {
+                if Geo::on(p) {
+                    forw.push((h as u16, d));
+                } else {
+                    back.push((h as u16, d));
+                }
+            }
+        }
+    }
+    forw.sort_unstable();
+    forw.dedup();
+    back.sort_unstable();
+    let removable: Vec<(u16, u8)> = forw
+        .into_iter()
+        .filter(|e| back.binary_search(e).is_ok())
+        .collect();
+    if removable.is_empty() {
+        return None;
+    }
+    let cx = distinct(&path);
+    let base = if x && y { 7.0 } else { 6.5 };
+    Some(Rec {
+        diff: engine::difficulty(base, cx),
+        cx,
+        key: sort_key(x, y),
+        removable,
+        place: None,
+        body: Body::Cycle { path, x, y },
+    })
+}
+
+fn sort_key(x: bool, y: bool) -> u8 {
+    match (x, y) {
+        (true, true) => 4,
+        (false, true) => 3,
+        _ => 2,
+    }
+}
+
+/// The potentials of a path, each once (SE's ancestor count).
+fn distinct(path: &[(Pot, u8)]) -> u32 {
+    let mut seen: Vec<Pot> = Vec::with_capacity(path.len());
+    for &(p, _) in path {
+        if !seen.contains(&p) {
+            seen.push(p);
+        }
+    }
+    seen.len() as u32
+}
+
+/// SE's doForcingChains: breadth first from `source`; a path to its
+/// negation is a forcing chain.
+fn forcing(
+    eng: &Engine<'_>,
+    tree: &mut Tree,
+    memo: &mut Memo,
+    source: Pot,
+    y: bool,
+    targets: &mut Vec<Pot>,
+    recs: &mut Vec<Rec>,
+) {
+    let (g, c) = (eng.g, eng.c);
+    tree.reset();
+    let root = tree.push(source, NONE, START);
+    tree.mark(source);
+    let negation = source ^ 1;
+    let mut pending_on = Vec::new();
+    let mut pending_off = Vec::new();
+    if Geo::on(source) {
+        pending_on.push(root);
+    } else {
+        pending_off.push(root);
+    }
+    let mut ends = Vec::new();
+    let mut batch = Vec::new();
+    while !pending_on.is_empty() || !pending_off.is_empty() {
+        std::mem::swap(&mut batch, &mut pending_on);
+        for &i in &batch {
+            for imp in memo.get(eng, tree.nodes[i as usize].0, y, true) {
+                let end = imp.pot == negation && !targets.contains(&imp.pot);
+                let go = !tree.is_ancestor(i, imp.pot) && !tree.marked(imp.pot);
+                if end || go {
+                    let j = tree.push(imp.pot, i, imp.cause);
+                    if end {
+                        targets.push(imp.pot);
+                        ends.push(j);
+                    }
+                    if go {
+                        tree.mark(imp.pot);
+                        pending_off.push(j);
+                    }
+                }
+            }
+        }
+        batch.clear();
+        std::mem::swap(&mut batch, &mut pending_off);
+        for &i in &batch {
+            for imp in memo.get(eng, tree.nodes[i as usize].0, y, true) {
+                let end = imp.pot == negation && !targets.contains(&imp.pot);
+                let go = !tree.marked(imp.pot);
+                if end || go {
+                    let j = tree.push(imp.pot, i, imp.cause);
+                    if end {
+                        targets.push(imp.pot);
+                        ends.push(j);
+                    }
+                    if go {
+                        tree.mark(imp.pot);
+                        pending_on.push(j);
+                    }
+                }
+            }
+        }
+        batch.clear();
+    }
+    for end in ends {
+        let target = tree.nodes[end as usize].0;
+        let (cell, d) = (g.cell(target), g.digit(target));
+        let (removable, place) = if Geo::on(target) {
+            (others(c, cell, d), Some((cell as u16, d)))
+        } else {
+            (vec![(cell as u16, d)], None)
+        };
+        // SE keeps a hint that removes nothing from a cell with one
+        // candidate; it changes nothing, so it is left out here.
+        if removable.is_empty() {
+            continue;
+        }
+        let path = tree.path(end);
+        let cx = distinct(&path);
+        let x = true;
+        let base = if y { 7.0 } else { 6.6 };
+        recs.push(Rec {
+            diff: engine::difficulty(base, cx),
+            cx,
+            key: sort_key(x, y),
+            removable,
+            place,
+            body: Body::Forcing { path, x, y },
+        });
+    }
+}
