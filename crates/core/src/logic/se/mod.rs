@@ -75,6 +75,42 @@ const fn chains(multiple: bool, dynamic: bool, nishio: bool, level: u8) -> Rung 
     })
 }
 
+impl Rung {
+    /// The least value (tenths) any hint of this producer has: a walk that
+    /// stops above a ceiling need not run the producers beyond it.
+    pub(crate) fn floor(self) -> u16 {
+        match self {
+            Rung::HiddenSingle => 10,
+            Rung::DirectLocking => 17,
+            Rung::DirectHidden(2) => 20,
+            Rung::NakedSingle => 23,
+            Rung::DirectHidden(_) => 25,
+            Rung::Locking => 26,
+            Rung::Naked(2) => 30,
+            Rung::Fish(2) => 32,
+            Rung::Hidden(2) => 34,
+            Rung::Naked(3) => 36,
+            Rung::Fish(3) => 38,
+            Rung::Hidden(3) => 40,
+            Rung::XyWing => 42,
+            Rung::XyzWing => 44,
+            Rung::UniqueLoops => 45,
+            Rung::Naked(_) => 50,
+            Rung::Fish(_) => 52,
+            Rung::Hidden(_) => 54,
+            Rung::Bug => 56,
+            Rung::Aligned(2) => 62,
+            Rung::Aligned(_) => 75,
+            Rung::Chains(m) if m.level >= 2 => 95 + 5 * (u16::from(m.level) - 2),
+            Rung::Chains(m) if m.level == 1 => 90,
+            Rung::Chains(m) if m.nishio => 75,
+            Rung::Chains(m) if m.dynamic => 85,
+            Rung::Chains(m) if m.multiple => 80,
+            Rung::Chains(_) => 65,
+        }
+    }
+}
+
 /// SE's ladder (its `Solver` constructor, every technique enabled).
 pub(crate) const LADDER: &[Rung] = &[
     Rung::HiddenSingle,
@@ -138,7 +174,17 @@ pub(crate) fn produce(
 /// The step SE takes next on `c`: the first hint of the first producer of
 /// the ladder that has one. None when no technique applies (SE's 20.0).
 pub(crate) fn next_step(c: &Candidates, go_on: &mut GoOn<'_>) -> Result<Option<Step>, Stopped> {
-    for &rung in LADDER {
+    next_step_within(c, go_on, UNRATED)
+}
+
+/// [`next_step`] from the producers whose hints can be worth `ceiling`
+/// tenths or less: None also when only a harder producer would have one.
+pub(crate) fn next_step_within(
+    c: &Candidates,
+    go_on: &mut GoOn<'_>,
+    ceiling: u16,
+) -> Result<Option<Step>, Stopped> {
+    for &rung in LADDER.iter().take_while(|r| r.floor() <= ceiling) {
         if !go_on() {
             return Err(Stopped);
         }
@@ -179,6 +225,8 @@ pub(crate) const UNRATED: u16 = 200;
 /// Walks SE's path from `c` to the end, as serate does; or until a step
 /// is worth more than `above` tenths (then `er` is that step's value and
 /// the walk ends there: what a search for puzzles up to `above` needs).
+/// Below [`UNRATED`], producers whose least value is above `above` are not
+/// run: when no other has a step, `er` is [`UNRATED`], which is above too.
 pub(crate) fn rate(
     mut c: Candidates,
     go_on: &mut GoOn<'_>,
@@ -192,7 +240,7 @@ pub(crate) fn rate(
     };
     let mut placed = false;
     while !c.is_solved() {
-        let Some(step) = next_step(&c, go_on)? else {
+        let Some(step) = next_step_within(&c, go_on, above)? else {
             rating.er = UNRATED;
             break;
         };
