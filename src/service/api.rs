@@ -181,11 +181,11 @@ impl Sudoku {
             });
         }
         // The candidates the grid alone leaves hold every solution's digits;
-        // a player's marks need not, so they are checked first (an 81-cell
+        // a player's marks need not, so they are checked first (an N*N
         // scan, once the search has found the solution).
         let mut known = None;
         if marks.is_some() {
-            let (solution, complete) = self
+            let (solution, complete, _) = self
                 .hint_search(&state, form, deadline, tenant, share)
                 .await?;
             let Some(solution) = solution.filter(|_| complete) else {
@@ -206,42 +206,56 @@ impl Sudoku {
             }
             known = Some(solution);
         }
-        let budget = logic_budget(self.shared.limits.max_nodes);
-        let (state, step, over) = self
+        // SE's ladder up to its chains: bounded by the grid.
+        let (state, step) = self
             .on_pool(tenant, deadline, move |wanted| {
-                let mut asked = 0u64;
-                let step = logic::hint_while(&state, || {
-                    asked += 1;
-                    asked <= budget && wanted()
-                });
-                (state, step, asked > budget)
+                let step = logic::hint_before_chains(&state, wanted);
+                (state, step)
             })
             .await?;
-        if over {
-            // Past the work budget: no step, as past the search's budget.
-            return Ok(pb::HintResponse {
-                step: None,
-                solved: false,
-                search_complete: false,
-            });
-        }
         let step = step.map_err(|_| Failure::DeadlineExceeded)?;
+        let found = |step: &logic::Step| pb::HintResponse {
+            step: Some(step_to_pb(step)),
+            solved: false,
+            search_complete: true,
+        };
         if let Some(step) = step {
+            return Ok(found(&step));
+        }
+        // The chains, on placed digits with exactly one solution (what SE
+        // rates): they would search a grid with many solutions, the empty
+        // one say, for minutes without a contradiction to find. Counting
+        // to two also gives the fallback's solution.
+        let (solution, complete, unique) = self
+            .hint_search(&state, form, deadline, tenant, share)
+            .await?;
+        let solution = known.or(solution);
+        if unique {
+            let budget = logic_budget(self.shared.limits.max_nodes);
+            let (state_back, step, over) = self
+                .on_pool(tenant, deadline, move |wanted| {
+                    let mut asked = 0u64;
+                    let step = logic::hint_while(&state, || {
+                        asked += 1;
+                        asked <= budget && wanted()
+                    });
+                    (state, step, asked > budget)
+                })
+                .await?;
+            // Past the chains' budget the fallback answers, as when no
+            // technique applies.
+            if !over && let Some(step) = step.map_err(|_| Failure::DeadlineExceeded)? {
+                return Ok(found(&step));
+            }
+            let step = solution.and_then(|s| logic::search_step_from(&state_back, &s));
             return Ok(pb::HintResponse {
-                step: Some(step_to_pb(&step)),
+                step: step.as_ref().map(step_to_pb),
                 solved: false,
-                search_complete: true,
+                search_complete: complete,
             });
         }
-        // No listed technique applies: the fallback step is the solution's
-        // digit for one cell, from the search above or one of its own.
-        let (solution, complete) = match known {
-            Some(solution) => (Some(solution), true),
-            None => {
-                self.hint_search(&state, form, deadline, tenant, share)
-                    .await?
-            }
-        };
+        // No technique applies: the fallback step is the solution's digit
+        // for one cell.
         let step = solution.and_then(|solution| logic::search_step_from(&state, &solution));
         Ok(pb::HintResponse {
             step: step.as_ref().map(step_to_pb),
@@ -250,14 +264,16 @@ impl Sudoku {
         })
     }
 
-    /// The search behind Hint: one solution of the placed digits. It can be
-    /// as long as any Solve's, so it runs as one: under a permit (or the
-    /// call is shed), within the work budget, in slices that stop at the
-    /// deadline or when the caller leaves, in turns on the solver threads.
+    /// The search behind Hint: the placed digits' solutions, counted to
+    /// two. It can be as long as any Solve's, so it runs as one: under a
+    /// permit (or the call is shed), within the work budget, in slices that
+    /// stop at the deadline or when the caller leaves, in turns on the
+    /// solver threads.
     ///
-    /// The answer: the solution's values (row-major) if one was found, and
-    /// whether the search finished. The engine is the shape's: the 9x9 one
-    /// for 9x9, the sized one (its footprint charged to `share`) else.
+    /// The answer: the first solution's values (row-major) if one was
+    /// found, whether the search finished, and whether it found exactly
+    /// one. The engine is the shape's: the 9x9 one for 9x9, the sized one
+    /// (its footprint charged to `share`) else.
     async fn hint_search(
         &self,
         state: &Candidates,
@@ -265,16 +281,17 @@ impl Sudoku {
         deadline: Option<Instant>,
         tenant: Tenant,
         share: Option<&Share>,
-    ) -> Result<(Option<Vec<u8>>, bool), Failure> {
+    ) -> Result<(Option<Vec<u8>>, bool, bool), Failure> {
         let placed = state.puzzle();
         let placed = match placed.to_grid() {
             Some(grid) => AnyGrid::Nine(grid, form),
             None => AnyGrid::Sized(placed, form),
         };
-        let answer = self.solve_any(placed, 1, deadline, tenant, share).await?;
+        let answer = self.solve_any(placed, 2, deadline, tenant, share).await?;
         let complete = answer.verdict != Verdict::WorkLimit;
+        let unique = answer.verdict == Verdict::Solved;
         let solution = answer.solution.map(|g| g.values().to_vec());
-        Ok((solution, complete))
+        Ok((solution, complete, unique))
     }
 
     /// Answers one Rate request: the solutions counted up to 2 under the

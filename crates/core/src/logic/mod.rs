@@ -565,6 +565,19 @@ pub fn hint_while(
     se::next_step(state, &mut go_on)
 }
 
+/// [`hint_while`] with SE's ladder up to aligned pair exclusion (6.2):
+/// the producers whose work is bounded by the grid, before the chains.
+/// The service runs the chains only on a grid with exactly one solution.
+pub fn hint_before_chains(
+    state: &Candidates,
+    mut go_on: impl FnMut() -> bool,
+) -> Result<Option<Step>, Stopped> {
+    if state.dead_cell().is_some() {
+        return Ok(None);
+    }
+    se::next_step_within(state, &mut go_on, se::CHAINS - 1)
+}
+
 /// A search for a step stopped before its end (see [`hint_while`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stopped;

@@ -184,7 +184,11 @@ pub(crate) fn next_step_within(
     go_on: &mut GoOn<'_>,
     ceiling: u16,
 ) -> Result<Option<Step>, Stopped> {
+    let chains = c.side() <= CHAIN_SIDE;
     for &rung in LADDER.iter().take_while(|r| r.floor() <= ceiling) {
+        if !chains && rung.floor() >= CHAINS {
+            break;
+        }
         if !go_on() {
             return Err(Stopped);
         }
@@ -218,6 +222,20 @@ pub(crate) struct SeRating {
     /// The steps taken, in order.
     pub steps: Vec<Step>,
 }
+
+/// The least value of a chain (6.5): the producers from here on search
+/// chains.
+pub(crate) const CHAINS: u16 = 65;
+
+/// The largest side the chain producers (and aligned triple exclusion
+/// among them) run at. A side-N grid has N*N*N candidates for a chain to
+/// start from, and a dynamic search keeps a run of up to twice that many
+/// nodes for each start it compares: at 25x25 the forcing chains of one
+/// hard puzzle ran past the service's work budget (about a minute), at
+/// 36x36 past 20 s without a step, and their runs would take hundreds of
+/// megabytes. Above this side a puzzle the rest of the ladder cannot
+/// finish is unrated (20.0) at once.
+pub(crate) const CHAIN_SIDE: usize = 16;
 
 /// SE's "unrated" (20.0): the ladder got stuck.
 pub(crate) const UNRATED: u16 = 200;

@@ -25,26 +25,34 @@ fn rated(g: &Grid) -> SeRating {
     rate(Candidates::from_grid(g), &mut || true, UNRATED).expect("not stopped")
 }
 
+/// The reference set's QQwing and top1465 puzzles (512 of 532) rate as
+/// serate rates them: ER, EP and ED all equal. The forum's hardest take
+/// seconds each (nested chains): the ignored `agreement` below and
+/// `cargo bench --bench logic -- serate` check them in a release build.
 #[test]
-fn easy_puzzles_rate_as_serate_rates_them() {
-    let mut equal = 0;
-    let mut total = 0;
+fn reference_ratings_equal_serates() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
     for (g, er, ep, ed, group) in reference() {
-        if group != "qqwing_easy" {
+        if group == "forum_hardest" {
             continue;
         }
+        checked += 1;
         let r = rated(&g);
-        total += 1;
-        if (r.er, r.ep, r.ed) == (er, ep, ed) {
-            equal += 1;
-        } else {
-            eprintln!(
-                "{} ours {} {} {} serate {er} {ep} {ed}",
-                g, r.er, r.ep, r.ed
-            );
+        if (r.er, r.ep, r.ed) != (er, ep, ed) {
+            wrong.push(format!(
+                "{g} {group}: ours {} {} {}, serate {er} {ep} {ed}",
+                r.er, r.ep, r.ed
+            ));
         }
     }
-    assert!(equal * 100 >= total * 95, "{equal} of {total} equal");
+    assert_eq!(checked, 512);
+    assert!(
+        wrong.is_empty(),
+        "{} of {checked}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 /// Agreement with serate over the whole set, by group: run it with

@@ -321,17 +321,38 @@ pub(super) struct Engine<'a> {
 
 thread_local! {
     /// Runs done with, kept for their buffers: a search makes hundreds,
-    /// nested searches many more.
-    static SPARE_RUNS: std::cell::RefCell<Vec<Run>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// nested searches many more. With the bytes their buffers hold.
+    static SPARE_RUNS: std::cell::RefCell<(Vec<Run>, usize)> =
+        const { std::cell::RefCell::new((Vec::new(), 0)) };
 }
 
-/// Gives runs back for reuse.
+/// The most a thread keeps in spare runs' buffers: enough for a 9x9
+/// search's runs, and a bound on what a thread holds after a large grid's.
+const SPARE_BYTES: usize = 8 << 20;
+
+impl Run {
+    /// The bytes its buffers hold.
+    fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.nodes.capacity() * size_of::<Node>()
+            + self.par.capacity() * size_of::<u32>()
+            + (self.ons.capacity() + self.offs.capacity()) * size_of::<u32>()
+            + self.index.capacity() * size_of::<(Pot, u32)>()
+    }
+}
+
+/// Gives runs back for reuse, up to 512 runs and [`SPARE_BYTES`].
 pub(super) fn recycle(runs: &mut Vec<Run>) {
     SPARE_RUNS.with(|s| {
-        let mut s = s.borrow_mut();
-        // Enough for a search; more would only hold memory.
-        let room = 512usize.saturating_sub(s.len());
-        s.extend(runs.drain(..).take(room));
+        let (spare, bytes) = &mut *s.borrow_mut();
+        for run in runs.drain(..) {
+            let b = run.bytes();
+            if spare.len() >= 512 || *bytes + b > SPARE_BYTES {
+                break;
+            }
+            *bytes += b;
+            spare.push(run);
+        }
     });
     runs.clear();
 }
@@ -360,7 +381,12 @@ impl<'a> Engine<'a> {
 
     fn new_run(&mut self) -> Run {
         let mut r = SPARE_RUNS
-            .with(|s| s.borrow_mut().pop())
+            .with(|s| {
+                let (spare, bytes) = &mut *s.borrow_mut();
+                let run = spare.pop()?;
+                *bytes -= run.bytes();
+                Some(run)
+            })
             .unwrap_or_default();
         r.clear();
         r
