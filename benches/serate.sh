@@ -8,19 +8,21 @@
 # Both print ER/EP/ED per puzzle; the script checks that the outputs agree
 # with data/se_reference.txt as they are made.
 #
-# Then the forum's hardest (the reference set's 20): ours only, per puzzle
-# (the logic bench's median and p99); serate took 42 s to 44 minutes for
-# each of them when the reference set was made (its header).
+# The forum's hardest (the reference set's 20) take serate 42 s to 44
+# minutes each (the reference set's header): ours per puzzle, median and
+# p99, are in `cargo bench --bench logic -- serate`.
 #
 # serate is not in Debian and its code may not be kept here: build it from
 # the public source as data/se_reference.txt's header says, and point
 # SERATE_CLASSES at the directory of its classes.
 #
-#   SERATE_CLASSES=/path/to/classes ROUNDS=3 bash benches/serate.sh
+# Then the same per puzzle, one process each side for each puzzle.
+#
+#   SERATE_CLASSES=/path/to/classes ROUNDS=3 PER_PUZZLE=30 bash benches/serate.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-3}"
-classes="${SERATE_CLASSES:?set SERATE_CLASSES to serate's classes directory (see data/se_reference.txt)}"
+classes="${SERATE_CLASSES:?set SERATE_CLASSES to the serate classes directory (see data/se_reference.txt)}"
 command -v java >/dev/null || { echo "serate.sh: java is not installed (default-jdk-headless)" >&2; exit 1; }
 
 RUSTFLAGS= cargo build --release --locked -q --bin sudoku
@@ -51,11 +53,27 @@ for group in qqwing_expert top1465; do
         print ours >> (d "/ours"); print theirs >> (d "/theirs"); print ours / theirs >> (d "/ratios") }'
   done
   # ER agreement of this run's outputs with the committed reference.
-  same=$(paste -d' ' <(grep -o ' [0-9]*\.[0-9]/' "$dir/$group.ours" | tr -d ' /') "$dir/$group.want" |
-    awk '$1 == $2' | wc -l)
+  sed -n 's|^line [0-9]*: [a-z]* \([0-9.]*\)/.*|\1|p' "$dir/$group.ours" >"$dir/$group.er"
+  same=$(paste -d' ' "$dir/$group.er" "$dir/$group.want" | awk '$1 == $2' | wc -l)
   printf 'RESULT set=%s puzzles=%d ours_pps=%.1f serate_pps=%.2f ratio=%.0f er_equal=%d (medians of %d rounds)\n' \
     "$group" "$n" "$(median <"$dir/ours")" "$(median <"$dir/theirs")" "$(median <"$dir/ratios")" "$same" "$rounds"
 done
-echo "forum hardest, ours per puzzle (serate: 42 s to 44 min each):"
-RUSTFLAGS= cargo bench --bench logic --locked -q -- serate 2>/dev/null | grep -E '^\| (group|forum_hardest|all) '
+# One process per puzzle, as a user rates one puzzle (and as the reference
+# set was made): JVM start and class loading count on serate's side, our
+# process start on ours. PER_PUZZLE=N puzzles of each sample (default 30).
+per="${PER_PUZZLE:-30}"
+for group in qqwing_expert top1465; do
+  head -n "$per" "$dir/$group.txt" >"$dir/$group.some"
+  t0=$(now)
+  while read -r p; do "$bin" rate --local --threads 1 - <<<"$p" >/dev/null; done <"$dir/$group.some"
+  t1=$(now)
+  while read -r p; do
+    java -Xrs -Xmx2g -XX:+UseSerialGC -XX:ActiveProcessorCount=1 -cp "$classes" \
+      diuf.sudoku.test.serate --format='%r %p %d' "$p" >/dev/null
+  done <"$dir/$group.some"
+  t2=$(now)
+  awk -v n="$per" -v a="$t0" -v b="$t1" -v c="$t2" -v set="$group" 'BEGIN {
+    printf "RESULT per-puzzle set=%s puzzles=%d ours_ms=%.1f serate_ms=%.0f ratio=%.0f\n", set, n, 1000 * (b - a) / n, 1000 * (c - b) / n, (c - b) / (b - a) }'
+done
+echo "forum hardest: per puzzle, cargo bench --bench logic -- serate (serate: 42 s to 44 min each)"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
