@@ -235,10 +235,7 @@ impl Sudoku {
             let (state_back, step, over) = self
                 .on_pool(tenant, deadline, move |wanted| {
                     let mut asked = 0u64;
-                    let step = logic::hint_while(&state, || {
-                        asked += 1;
-                        asked <= budget && wanted()
-                    });
+                    let step = logic::hint_while(&state, within(budget, &mut asked, wanted));
                     (state, step, asked > budget)
                 })
                 .await?;
@@ -324,10 +321,8 @@ impl Sudoku {
         let (rating, over) = self
             .on_pool(tenant, deadline, move |wanted| {
                 let mut asked = 0u64;
-                let rating = logic::rating_while(state, guesses, || {
-                    asked += 1;
-                    asked <= budget && wanted()
-                });
+                let rating =
+                    logic::rating_while(state, guesses, within(budget, &mut asked, wanted));
                 (rating, asked > budget)
             })
             .await?;
@@ -676,6 +671,20 @@ fn scan(puzzle: &AnyGrid, current: Option<&AnyGrid>) -> pb::ValidateResponse {
 /// data/se_reference.txt needs (about 30 s of work).
 fn logic_budget(max_nodes: u64) -> u64 {
     max_nodes.saturating_mul(10)
+}
+
+/// The logical solver's check: go on while the caller still wants the
+/// answer and `asked` (counted here) is within `budget`; past the budget
+/// `asked` says so.
+fn within<'a>(
+    budget: u64,
+    asked: &'a mut u64,
+    wanted: &'a dyn Fn() -> bool,
+) -> impl FnMut() -> bool + 'a {
+    move || {
+        *asked += 1;
+        *asked <= budget && wanted()
+    }
 }
 
 /// Validate's refusal of a current grid whose shape is not the puzzle's.

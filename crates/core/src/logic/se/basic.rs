@@ -183,12 +183,11 @@ pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
                             if p3.count_ones() <= 1 {
                                 continue;
                             }
-                            let left: Vec<u16> = bits_of(p3)
-                                .map(|i| l.unit(u3)[i])
-                                .filter(|&x| !in2(x))
-                                .collect();
-                            if left.len() == 1
-                                && let Some(step) = lock_step(c, l, u1, u2, d, Some(left[0]))
+                            // The places of d in u3 outside u2: one left is
+                            // a hidden single.
+                            let mut left = bits_of(p3).map(|i| l.unit(u3)[i]).filter(|&x| !in2(x));
+                            if let (Some(single), None) = (left.next(), left.next())
+                                && let Some(step) = lock_step(c, l, u1, u2, d, Some(single))
                                 && !sink(step)
                             {
                                 return;
@@ -316,8 +315,11 @@ pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
             continue;
         }
         let unit = l.unit(u);
-        let masks: Vec<u64> = unit.iter().map(|&x| c.mask(x as usize)).collect();
-        let go_on = tuples(&masks, k, &mut |set, union| {
+        let mut masks = [0u64; 64];
+        for (m, &x) in masks.iter_mut().zip(unit) {
+            *m = c.mask(x as usize);
+        }
+        let go_on = tuples(&masks[..n], k, &mut |set, union| {
             let mut step = Step::new(technique, value);
             for (i, &x) in unit.iter().enumerate() {
                 if set & 1 << i != 0 {
