@@ -524,6 +524,10 @@ async function check() {
     const n = r.wrongCells.length;
     title = n === 1 ? 'One digit is wrong' : `${n} digits are wrong`;
     text = `In red: ${r.wrongCells.map(rc).join(', ')}.`;
+    const stuck = r.currentNoCandidateCells.filter((i) => !isDigit(valueAt(i)));
+    if (stuck.length > 0) {
+      text += ` No digit fits ${stuck.map(rc).join(', ')} any more (in red too).`;
+    }
   } else if (open === 0) {
     title = 'Solved!';
     text = 'Every digit is right. Well done.';

@@ -22,7 +22,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
-import { CLASSIC, solveLocally, whyNotSolution } from './sudoku.mjs';
+import { CLASSIC, deadCells, solveLocally, whyNotSolution } from './sudoku.mjs';
 
 const [url = 'http://127.0.0.1:50051', out = '.'] = process.argv.slice(2);
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -193,16 +193,27 @@ async function game(browser, size, problems) {
   check((await label(page, e)).endsWith(`pencil ${all}`), `after Apply: ${await label(page, e)}`);
   console.log(`ok: ${size.name}: pencil marks sent to Hint -> ${fix}; Apply -> ${await label(page, e)}`);
 
-  // A wrong digit in another blank; Check my progress turns it red.
+  // A wrong digit in another blank; Check my progress turns it red. A
+  // wrong digit can leave an empty cell with no digit that fits, which the
+  // check shows in red too: prefer one that strands none, and expect
+  // whichever cells it strands.
   const f = blanks[1];
-  const bad = (Number(solution[f]) % 9) + 1;
+  const withDigit = (d) => givens.slice(0, f) + d + givens.slice(f + 1);
+  const wrongs = [1, 2, 3, 4, 5, 6, 7, 8, 9].filter((d) => d !== Number(solution[f]));
+  const bad = wrongs.find((d) => deadCells(withDigit(d)).length === 0) ?? wrongs[0];
+  const stranded = deadCells(withDigit(bad));
   await page.click(cell(f));
   await key(page, String(bad));
   check((await press(page, '#check')) === 'done', `Check: ${await text(page, '#result')}`);
   const checked = await text(page, '#outcome');
   check(checked === 'One digit is wrong', `Check my progress says ${JSON.stringify(checked)}`);
   const red = (await board(page)).flatMap((c, i) => (c.bad ? [i] : []));
-  check(JSON.stringify(red) === `[${f}]`, `red cells ${JSON.stringify(red)}, expected [${f}]`);
+  const reds = JSON.stringify([f, ...stranded].sort((a, b) => a - b));
+  check(JSON.stringify(red) === reds, `red cells ${JSON.stringify(red)}, expected ${reds}`);
+  if (stranded.length > 0) {
+    const said = await text(page, '#result');
+    check(said.includes('No digit fits'), `red empty cells ${stranded} not explained: ${said}`);
+  }
   check((await label(page, f)).endsWith(`${bad}, wrong`), `the wrong cell reads ${await label(page, f)}`);
   const colours = await page.$eval(cell(f), (c) => {
     const s = getComputedStyle(c);
@@ -214,7 +225,8 @@ async function game(browser, size, problems) {
   await shot('check');
   await axe(page, 'light', `${size.name} after Check`);
   await axe(page, 'dark', `${size.name} after Check`);
-  console.log(`ok: ${size.name}: wrong ${bad} at ${await label(page, f)} -> ${checked}, red`);
+  const also = stranded.length > 0 ? ` (with ${stranded.length} empty cell(s) it strands)` : '';
+  console.log(`ok: ${size.name}: wrong ${bad} at ${await label(page, f)} -> ${checked}, red${also}`);
 
   // Backspace, undo and redo, by keys and by buttons.
   await page.focus(cell(f));

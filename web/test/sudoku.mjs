@@ -54,3 +54,26 @@ export function solveLocally(puzzle) {
   };
   return go(0) ? g.join('') : null;
 }
+
+/** The empty cells of `board` (81 characters, '.' or '0' blank) that no
+ * digit fits: what Validate's `current_no_candidate_cells` names, worked
+ * out here on its own. */
+export function deadCells(board) {
+  const g = [...board].map((c) => (/[1-9]/.test(c) ? Number(c) : 0));
+  const dead = [];
+  for (let i = 0; i < 81; i++) {
+    if (g[i]) continue;
+    const r = Math.floor(i / 9);
+    const c = i % 9;
+    const b = Math.floor(r / 3) * 27 + Math.floor(c / 3) * 3;
+    const used = new Set();
+    for (let k = 0; k < 9; k++) {
+      used.add(g[r * 9 + k]);
+      used.add(g[k * 9 + c]);
+      used.add(g[b + Math.floor(k / 3) * 9 + (k % 3)]);
+    }
+    used.delete(0);
+    if (used.size === 9) dead.push(i);
+  }
+  return dead;
+}
