@@ -145,7 +145,9 @@ pub(crate) const LADDER: &[Rung] = &[
     chains(true, true, false, 5),
 ];
 
-/// Runs one producer of the ladder on `c`, reporting to `sink`.
+/// Runs one producer of the ladder on `c`, reporting to `sink`. A chaining
+/// producer reports only the hints that can come first: the ladder reads
+/// no further.
 pub(crate) fn produce(
     rung: Rung,
     c: &Candidates,
@@ -166,7 +168,7 @@ pub(crate) fn produce(
         Rung::UniqueLoops => unique::unique_loops(c, sink),
         Rung::Bug => unique::bug(c, sink),
         Rung::Aligned(k) => return exclusion::aligned(c, k as usize, sink, go_on),
-        Rung::Chains(mode) => return chains::find(c, mode, sink, go_on),
+        Rung::Chains(mode) => return chains::find(c, mode, true, sink, go_on),
     }
     Ok(())
 }

@@ -304,6 +304,10 @@ pub(super) struct Engine<'a> {
     pub l: &'a Layout,
     pub g: Geo,
     pub mode: Chaining,
+    /// Only the cheapest hint is wanted: a search may leave out chains
+    /// that would sort after one it has (the ladder takes a producer's
+    /// first hint; nested searches want them all).
+    pub cheapest: bool,
     /// The candidates the search starts from.
     pub base: Grid,
     /// The candidates during a run (dynamic runs remove some).
@@ -366,6 +370,7 @@ impl<'a> Engine<'a> {
             l,
             g,
             mode,
+            cheapest: false,
             base: Grid::new(l, c.masks()),
             cur: Grid::new(l, c.masks()),
             slot: vec![NONE; g.count()],

@@ -42,14 +42,18 @@ use crate::logic::{Candidates, Step, Stopped, Technique, UnitRef};
 use engine::{Engine, Geo, Pot, Run};
 
 /// SE's `Chaining(multiple, dynamic, nishio, level)`: every hint of the
-/// mode, reported cheapest first.
+/// mode, reported cheapest first; with `cheapest`, only those that can
+/// come first (hints that sort after one already found are not searched
+/// for), which is all the ladder reads.
 pub(crate) fn find(
     c: &Candidates,
     mode: Chaining,
+    cheapest: bool,
     sink: &mut Sink<'_>,
     go_on: &mut GoOn<'_>,
 ) -> Result<(), Stopped> {
     let mut eng = Engine::new(c, mode);
+    eng.cheapest = cheapest;
     let found = collect(&mut eng, go_on)?;
     let mut found = found;
     for rec in &found.recs {

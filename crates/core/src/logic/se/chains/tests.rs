@@ -41,6 +41,7 @@ fn first(c: &Candidates, mode: Chaining) -> Option<crate::logic::Step> {
     super::find(
         c,
         mode,
+        true,
         &mut |s| {
             out = Some(s);
             false
@@ -342,7 +343,7 @@ fn a_search_stops_when_asked() {
         level: 2,
     };
     let mut calls = 0;
-    let r = super::find(&c, mode, &mut |_| true, &mut || {
+    let r = super::find(&c, mode, false, &mut |_| true, &mut || {
         calls += 1;
         calls < 50
     });
@@ -409,6 +410,7 @@ fn chains_run_at_other_sides() {
         super::find(
             &c,
             mode,
+            false,
             &mut |s| {
                 for &(x, d) in &s.placements {
                     assert_eq!(solution[x as usize], d, "{}", s.explanation);

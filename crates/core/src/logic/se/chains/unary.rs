@@ -15,6 +15,13 @@ struct Tree {
     on_mark: Vec<u32>,
     off_mark: Vec<u32>,
     generation: u32,
+    /// Buffers the searches reuse: the next layers, the layer being
+    /// expanded, the ends found, a start's targets.
+    on: Vec<u32>,
+    off: Vec<u32>,
+    batch: Vec<u32>,
+    ends: Vec<u32>,
+    targets: Vec<Pot>,
 }
 
 impl Tree {
@@ -48,6 +55,24 @@ impl Tree {
             &self.off_mark
         };
         m[p as usize / 2] == self.generation
+    }
+    /// The reused buffers, empty, for a search to own while it runs.
+    fn buffers(&mut self) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) {
+        let mut b = (
+            std::mem::take(&mut self.on),
+            std::mem::take(&mut self.off),
+            std::mem::take(&mut self.ends),
+            std::mem::take(&mut self.batch),
+        );
+        b.0.clear();
+        b.1.clear();
+        b.2.clear();
+        b.3.clear();
+        b
+    }
+    /// Takes the buffers back.
+    fn keep(&mut self, b: (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>)) {
+        (self.on, self.off, self.ends, self.batch) = b;
     }
     /// Whether `p` is a strict ancestor of node `i` (SE's isParent).
     fn is_ancestor(&self, i: u32, p: Pot) -> bool {
@@ -120,6 +145,11 @@ pub(super) fn collect(
         on_mark: vec![0; half],
         off_mark: vec![0; half],
         generation: 0,
+        on: Vec::new(),
+        off: Vec::new(),
+        batch: Vec::new(),
+        ends: Vec::new(),
+        targets: Vec::new(),
     };
     let mut memo = Memo {
         at: vec![NONE; g.count()],
@@ -127,6 +157,7 @@ pub(super) fn collect(
         data: Vec::new(),
         buf: Vec::new(),
     };
+    let mut best = Best::default();
     for (y, x) in [(false, true), (true, false), (true, true)] {
         memo.reset();
         for cell in 0..g.n * g.n {
@@ -138,11 +169,56 @@ pub(super) fn collect(
                 if !go_on() {
                     return Err(Stopped);
                 }
-                unary(eng, &mut tree, &mut memo, cell, d, y, x, &mut found.recs);
+                let from = found.recs.len();
+                unary(
+                    eng,
+                    &mut tree,
+                    &mut memo,
+                    best,
+                    cell,
+                    d,
+                    y,
+                    x,
+                    &mut found.recs,
+                );
+                if eng.cheapest {
+                    for rec in &found.recs[from..] {
+                        best.offer(rec.diff, rec.cx);
+                    }
+                }
             }
         }
     }
     Ok(())
+}
+
+/// The cheapest hint found so far, as the hints sort (difficulty, then
+/// complexity): a search for the cheapest stops a breadth-first search at
+/// the depth where every chain it could still find would sort after it.
+/// A chain's difficulty grows with its complexity, and the complexity of a
+/// chain found at depth L of the search (L links) is L for a cycle (its
+/// start comes twice) and L + 1 for a forcing chain, whose potentials are
+/// all different.
+#[derive(Default, Clone, Copy)]
+struct Best(Option<(f64, u32)>);
+
+impl Best {
+    fn offer(&mut self, diff: f64, cx: u32) {
+        if self
+            .0
+            .is_none_or(|(d, c)| diff < d || (diff == d && cx < c))
+        {
+            self.0 = Some((diff, cx));
+        }
+    }
+    /// Whether every chain of `base` with complexity `cx` or more sorts
+    /// after the best.
+    fn beats(&self, base: f64, cx: u32) -> bool {
+        self.0.is_some_and(|(d, c)| {
+            let diff = engine::difficulty(base, cx);
+            diff > d || (diff == d && cx > c)
+        })
+    }
 }
 
 /// SE's doUnaryChaining from `cell`=`d`.
@@ -151,6 +227,7 @@ fn unary(
     eng: &Engine<'_>,
     tree: &mut Tree,
     memo: &mut Memo,
+    best: Best,
     cell: usize,
     d: u8,
     y: bool,
@@ -164,20 +241,24 @@ fn unary(
         return;
     }
     let source = g.pot(cell, d, true);
-    cycles(eng, tree, memo, source, y, x, recs);
+    cycles(eng, tree, memo, best, source, y, x, recs);
     if x {
-        let mut targets = Vec::new();
-        forcing(eng, tree, memo, source, y, &mut targets, recs);
-        forcing(eng, tree, memo, source & !1, y, &mut targets, recs);
+        let mut targets = std::mem::take(&mut tree.targets);
+        targets.clear();
+        forcing(eng, tree, memo, best, source, y, &mut targets, recs);
+        forcing(eng, tree, memo, best, source & !1, y, &mut targets, recs);
+        tree.targets = targets;
     }
 }
 
 /// SE's doCycles: breadth first from `source` (on), every path that comes
 /// back to it after at least four links is a cycle.
+#[allow(clippy::too_many_arguments)]
 fn cycles(
     eng: &Engine<'_>,
     tree: &mut Tree,
     memo: &mut Memo,
+    best: Best,
     source: Pot,
     y: bool,
     x: bool,
@@ -186,23 +267,26 @@ fn cycles(
     tree.reset();
     let root = tree.push(source, NONE, START);
     tree.mark(source);
-    let mut pending_on = vec![root];
-    let mut pending_off = Vec::new();
-    let mut ends = Vec::new();
-    let mut batch = Vec::new();
+    let (mut pending_on, mut pending_off, mut ends, mut batch) = tree.buffers();
+    pending_on.push(root);
     let mut length = 0;
     while !pending_on.is_empty() || !pending_off.is_empty() {
         length += 1;
         std::mem::swap(&mut batch, &mut pending_on);
         for &i in &batch {
             for imp in memo.get(eng, tree.nodes[i as usize].0, y, x) {
-                if !tree.is_ancestor(i, imp.pot) {
+                // An "off" potential not yet in the tree is no ancestor
+                // (the off marks only say "seen" here).
+                if tree.mark(imp.pot) || !tree.is_ancestor(i, imp.pot) {
                     pending_off.push(tree.push(imp.pot, i, imp.cause));
                 }
             }
         }
         batch.clear();
         length += 1;
+        if best.beats(cycle_base(x, y), length) {
+            break;
+        }
         std::mem::swap(&mut batch, &mut pending_off);
         for &i in &batch {
             for imp in memo.get(eng, tree.nodes[i as usize].0, y, x) {
@@ -216,11 +300,12 @@ fn cycles(
         }
         batch.clear();
     }
-    for end in ends {
+    for &end in &ends {
         if let Some(rec) = cycle_hint(eng, tree.path(end), y, x) {
             recs.push(rec);
         }
     }
+    tree.keep((pending_on, pending_off, ends, batch));
 }
 
 /// SE's createCycleHint: a candidate outside the cycle that sees an "on"
@@ -260,15 +345,23 @@ fn cycle_hint(eng: &Engine<'_>, path: Vec<(Pot, u8)>, y: bool, x: bool) -> Optio
         return None;
     }
     let cx = distinct(&path);
-    let base = if x && y { 7.0 } else { 6.5 };
+    debug_assert_eq!(cx as usize, path.len() - 1);
     Some(Rec {
-        diff: engine::difficulty(base, cx),
+        diff: engine::difficulty(cycle_base(x, y), cx),
         cx,
         key: sort_key(x, y),
         removable,
         place: None,
         body: Body::Cycle { path, x, y },
     })
+}
+
+fn cycle_base(x: bool, y: bool) -> f64 {
+    if x && y { 7.0 } else { 6.5 }
+}
+
+fn forcing_base(y: bool) -> f64 {
+    if y { 7.0 } else { 6.6 }
 }
 
 fn sort_key(x: bool, y: bool) -> u8 {
@@ -292,10 +385,12 @@ fn distinct(path: &[(Pot, u8)]) -> u32 {
 
 /// SE's doForcingChains: breadth first from `source`; a path to its
 /// negation is a forcing chain.
+#[allow(clippy::too_many_arguments)]
 fn forcing(
     eng: &Engine<'_>,
     tree: &mut Tree,
     memo: &mut Memo,
+    best: Best,
     source: Pot,
     y: bool,
     targets: &mut Vec<Pot>,
@@ -306,21 +401,29 @@ fn forcing(
     let root = tree.push(source, NONE, START);
     tree.mark(source);
     let negation = source ^ 1;
-    let mut pending_on = Vec::new();
-    let mut pending_off = Vec::new();
+    let (mut pending_on, mut pending_off, mut ends, mut batch) = tree.buffers();
     if Geo::on(source) {
         pending_on.push(root);
     } else {
         pending_off.push(root);
     }
-    let mut ends = Vec::new();
-    let mut batch = Vec::new();
+    // The depth (links from the start) of the nodes the next expansion
+    // makes: the search goes layer by layer, "on" then "off"; an end made
+    // at depth k has k + 1 potentials.
+    let mut depth = if Geo::on(source) { 1 } else { 0 };
+    let base = forcing_base(y);
     while !pending_on.is_empty() || !pending_off.is_empty() {
+        if !pending_on.is_empty() && best.beats(base, depth + 1) {
+            break;
+        }
+        depth += 1;
         std::mem::swap(&mut batch, &mut pending_on);
         for &i in &batch {
             for imp in memo.get(eng, tree.nodes[i as usize].0, y, true) {
                 let end = imp.pot == negation && !targets.contains(&imp.pot);
-                let go = !tree.is_ancestor(i, imp.pot) && !tree.marked(imp.pot);
+                // SE also asks that it is not an ancestor: every ancestor
+                // is marked.
+                let go = !tree.marked(imp.pot);
                 if end || go {
                     let j = tree.push(imp.pot, i, imp.cause);
                     if end {
@@ -335,6 +438,10 @@ fn forcing(
             }
         }
         batch.clear();
+        if !pending_off.is_empty() && best.beats(base, depth + 1) {
+            break;
+        }
+        depth += 1;
         std::mem::swap(&mut batch, &mut pending_off);
         for &i in &batch {
             for imp in memo.get(eng, tree.nodes[i as usize].0, y, true) {
@@ -355,7 +462,7 @@ fn forcing(
         }
         batch.clear();
     }
-    for end in ends {
+    for &end in &ends {
         let target = tree.nodes[end as usize].0;
         let (cell, d) = (g.cell(target), g.digit(target));
         let (removable, place) = if Geo::on(target) {
@@ -370,8 +477,8 @@ fn forcing(
         }
         let path = tree.path(end);
         let cx = distinct(&path);
+        debug_assert_eq!(cx as usize, path.len());
         let x = true;
-        let base = if y { 7.0 } else { 6.6 };
         recs.push(Rec {
             diff: engine::difficulty(base, cx),
             cx,
@@ -381,4 +488,5 @@ fn forcing(
             body: Body::Forcing { path, x, y },
         });
     }
+    tree.keep((pending_on, pending_off, ends, batch));
 }
