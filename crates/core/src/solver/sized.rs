@@ -38,7 +38,7 @@
 //! (where a scan for the branching cell starts, which value or place to try
 //! next) are random from a fixed seed, and after a number of nodes that
 //! follows the Luby sequence it goes back to the root's board and branches
-//! again (see [`RESTART_SIDE`]). Counting searches and smaller sides keep
+//! again (see `RESTART_SIDE`). Counting searches and smaller sides keep
 //! the one ordered search.
 
 use super::{Progress, Stats};
