@@ -23,7 +23,7 @@ command -v cadical >/dev/null || { echo "large.sh: cadical is not installed (apt
 
 RUSTFLAGS= cargo build --release --locked -q --bin sudoku
 bin="${CARGO_TARGET_DIR:-target}/release/sudoku"
-dir=target/large-bench
+dir="${CARGO_TARGET_DIR:-target}/large-bench/${sides// /-}"
 mkdir -p "$dir"
 now() { date +%s.%N; }
 median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "-"; else printf "%.2f\n", (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
