@@ -401,48 +401,21 @@ fn forcing(
     let root = tree.push(source, NONE, START);
     tree.mark(source);
     let negation = source ^ 1;
-    let (mut pending_on, mut pending_off, mut ends, mut batch) = tree.buffers();
-    if Geo::on(source) {
-        pending_on.push(root);
-    } else {
-        pending_off.push(root);
-    }
-    // The depth (links from the start) of the nodes the next expansion
-    // makes: the search goes layer by layer, "on" then "off"; an end made
-    // at depth k has k + 1 potentials.
-    let mut depth = if Geo::on(source) { 1 } else { 0 };
+    let (mut frontier, spare, mut ends, mut batch) = tree.buffers();
+    frontier.push(root);
+    // SE alternates an "on" and an "off" layer, each expanded by the same
+    // rule (an implication goes on when it is the end or not yet marked;
+    // SE's ancestor test adds nothing, every ancestor is marked): one
+    // frontier, layer by layer, is the same search. `depth` is that of the
+    // nodes the next layer makes; an end at depth k has k + 1 potentials.
+    let mut depth = 1;
     let base = forcing_base(y);
-    while !pending_on.is_empty() || !pending_off.is_empty() {
-        if !pending_on.is_empty() && best.beats(base, depth + 1) {
+    while !frontier.is_empty() {
+        if best.beats(base, depth + 1) {
             break;
         }
         depth += 1;
-        std::mem::swap(&mut batch, &mut pending_on);
-        for &i in &batch {
-            for imp in memo.get(eng, tree.nodes[i as usize].0, y, true) {
-                let end = imp.pot == negation && !targets.contains(&imp.pot);
-                // SE also asks that it is not an ancestor: every ancestor
-                // is marked.
-                let go = !tree.marked(imp.pot);
-                if end || go {
-                    let j = tree.push(imp.pot, i, imp.cause);
-                    if end {
-                        targets.push(imp.pot);
-                        ends.push(j);
-                    }
-                    if go {
-                        tree.mark(imp.pot);
-                        pending_off.push(j);
-                    }
-                }
-            }
-        }
-        batch.clear();
-        if !pending_off.is_empty() && best.beats(base, depth + 1) {
-            break;
-        }
-        depth += 1;
-        std::mem::swap(&mut batch, &mut pending_off);
+        std::mem::swap(&mut batch, &mut frontier);
         for &i in &batch {
             for imp in memo.get(eng, tree.nodes[i as usize].0, y, true) {
                 let end = imp.pot == negation && !targets.contains(&imp.pot);
@@ -455,7 +428,7 @@ fn forcing(
                     }
                     if go {
                         tree.mark(imp.pot);
-                        pending_on.push(j);
+                        frontier.push(j);
                     }
                 }
             }
@@ -488,5 +461,5 @@ fn forcing(
             body: Body::Forcing { path, x, y },
         });
     }
-    tree.keep((pending_on, pending_off, ends, batch));
+    tree.keep((frontier, spare, ends, batch));
 }
