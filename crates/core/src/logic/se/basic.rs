@@ -161,33 +161,43 @@ pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
     let n = l.n();
     let at = places_table(c, l);
     let places = |u: usize, d: u8| at[u * n + d as usize - 1];
+    // meet[i * n + j]: the positions in the i-th unit of the first kind
+    // of its cells in the j-th unit of the second (0: they do not meet).
+    let mut meet = vec![0u64; n * n];
     for (k1, k2) in [(2, 1), (2, 0), (1, 2), (0, 2)] {
-        for u1 in units(n, k1) {
-            for u2 in units(n, k2) {
-                let cells1 = l.unit(u1);
-                let in2 = |x: u16| l.units_of(x as usize)[k2] as usize == u2;
-                if !cells1.iter().any(|&x| in2(x)) {
+        meet.fill(0);
+        for (i, u1) in units(n, k1).enumerate() {
+            for (at, &x) in l.unit(u1).iter().enumerate() {
+                let j = l.units_of(x as usize)[k2] as usize - k2 * n;
+                meet[i * n + j] |= 1 << at;
+            }
+        }
+        for (i, u1) in units(n, k1).enumerate() {
+            for (j, u2) in units(n, k2).enumerate() {
+                let inside = meet[i * n + j];
+                if inside == 0 {
                     continue;
                 }
                 for d in 1..=n as u8 {
                     let p = places(u1, d);
-                    if p.count_ones() <= 1 || bits_of(p).any(|i| !in2(cells1[i])) {
+                    if p.count_ones() <= 1 || p & !inside != 0 {
                         continue;
                     }
                     if direct {
-                        for u3 in units(n, k1) {
-                            if u3 == u1 || !l.unit(u3).iter().any(|&x| in2(x)) {
+                        for (i3, u3) in units(n, k1).enumerate() {
+                            let inside3 = meet[i3 * n + j];
+                            if u3 == u1 || inside3 == 0 {
                                 continue;
                             }
                             let p3 = places(u3, d);
-                            if p3.count_ones() <= 1 {
-                                continue;
-                            }
                             // The places of d in u3 outside u2: one left is
                             // a hidden single.
-                            let mut left = bits_of(p3).map(|i| l.unit(u3)[i]).filter(|&x| !in2(x));
-                            if let (Some(single), None) = (left.next(), left.next())
-                                && let Some(step) = lock_step(c, l, u1, u2, d, Some(single))
+                            let left = p3 & !inside3;
+                            if p3.count_ones() <= 1 || left.count_ones() != 1 {
+                                continue;
+                            }
+                            let single = l.unit(u3)[left.trailing_zeros() as usize];
+                            if let Some(step) = lock_step(c, l, u1, u2, d, Some(single))
                                 && !sink(step)
                             {
                                 return;

@@ -134,13 +134,29 @@ fn collect(eng: &mut Engine<'_>, go_on: &mut GoOn<'_>) -> Result<Found, Stopped>
     } else {
         unary::collect(eng, &mut found, go_on)?;
     }
-    found.recs.sort_by(|a, b| {
+    let order = |a: &Rec, b: &Rec| {
         a.diff
             .partial_cmp(&b.diff)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.cx.cmp(&b.cx))
             .then(a.key.cmp(&b.key))
-    });
+    };
+    if eng.cheapest {
+        // Only the first counts: the first of the least, as a stable sort
+        // puts it (the filter always keeps the first).
+        let mut first = 0;
+        for (i, rec) in found.recs.iter().enumerate().skip(1) {
+            if order(rec, &found.recs[first]).is_lt() {
+                first = i;
+            }
+        }
+        if !found.recs.is_empty() {
+            found.recs.swap(0, first);
+            found.recs.truncate(1);
+        }
+        return Ok(found);
+    }
+    found.recs.sort_by(order);
     let mut seen = HashSet::new();
     found.recs.retain(|r| seen.insert(r.removable.clone()));
     Ok(found)

@@ -159,6 +159,11 @@ pub(super) fn collect(
     };
     let mut best = Best::default();
     for (y, x) in [(false, true), (true, false), (true, true)] {
+        // Every hint of the pass has the base of its cycles (those of
+        // its forcing chains are not lower) and two potentials or more.
+        if best.beats(cycle_base(x, y), 2) {
+            continue;
+        }
         memo.reset();
         for cell in 0..g.n * g.n {
             let mask = c.mask(cell);
@@ -241,7 +246,13 @@ fn unary(
         return;
     }
     let source = g.pot(cell, d, true);
-    cycles(eng, tree, memo, best, source, y, x, recs);
+    // A cycle comes back to its start by a strong link (the cell's other
+    // candidate off, or the digit's other place in a unit off); the links
+    // go both ways, so without one out of the start's "off" potential no
+    // path can come back.
+    if !memo.get(eng, source & !1, y, x).is_empty() {
+        cycles(eng, tree, memo, best, source, y, x, recs);
+    }
     if x {
         let mut targets = std::mem::take(&mut tree.targets);
         targets.clear();
