@@ -16,12 +16,11 @@ struct Tree {
     off_mark: Vec<u32>,
     generation: u32,
     /// Buffers the searches reuse: the next layers, the layer being
-    /// expanded, the ends found, a start's targets.
+    /// expanded, the ends found.
     on: Vec<u32>,
     off: Vec<u32>,
     batch: Vec<u32>,
     ends: Vec<u32>,
-    targets: Vec<Pot>,
 }
 
 impl Tree {
@@ -149,7 +148,6 @@ pub(super) fn collect(
         off: Vec::new(),
         batch: Vec::new(),
         ends: Vec::new(),
-        targets: Vec::new(),
     };
     let mut memo = Memo {
         at: vec![NONE; g.count()],
@@ -246,26 +244,26 @@ fn unary(
         return;
     }
     let source = g.pot(cell, d, true);
-    // A cycle comes back to its start by a strong link (the cell's other
-    // candidate off, or the digit's other place in a unit off); the links
-    // go both ways, so without one out of the start's "off" potential no
-    // path can come back.
-    if !memo.get(eng, source & !1, y, x).is_empty() {
-        cycles(eng, tree, memo, best, source, y, x, recs);
-    }
+    from_on(eng, tree, memo, best, source, y, x, recs);
     if x {
-        let mut targets = std::mem::take(&mut tree.targets);
-        targets.clear();
-        forcing(eng, tree, memo, best, source, y, &mut targets, recs);
-        forcing(eng, tree, memo, best, source & !1, y, &mut targets, recs);
-        tree.targets = targets;
+        forcing(eng, tree, memo, best, source & !1, y, recs);
     }
 }
 
-/// SE's doCycles: breadth first from `source` (on), every path that comes
-/// back to it after at least four links is a cycle.
+/// SE's doCycles from `source` (on): breadth first, every path that comes
+/// back to it after at least four links is a cycle; and with `x`, SE's
+/// doForcingChains from it, a path to its negation.
+///
+/// The two searches grow the same tree: each potential is added the first
+/// time it is implied, layer by layer, "off" and "on" layers in turn. SE's
+/// cycle search also adds an "off" potential again on every later path it
+/// is not an ancestor on; such a copy implies nothing new (its "on"
+/// implications are in the tree already) and can only close a cycle, so
+/// only the start's partners (the "off" potentials that imply it) are
+/// copied. Each search takes the layers its own bound lets it; the tree
+/// grows while either does.
 #[allow(clippy::too_many_arguments)]
-fn cycles(
+fn from_on(
     eng: &Engine<'_>,
     tree: &mut Tree,
     memo: &mut Memo,
@@ -275,37 +273,66 @@ fn cycles(
     x: bool,
     recs: &mut Vec<Rec>,
 ) {
+    // A cycle comes back to its start by a strong link (the cell's other
+    // candidate off, or the digit's other place in a unit off); the links
+    // go both ways: the start's partners are what its "off" potential
+    // implies, turned off.
+    let mut partners = [NONE; 4];
+    let mut cycles = false;
+    for (k, imp) in memo.get(eng, source & !1, y, x).iter().enumerate() {
+        partners[k] = imp.pot & !1;
+        cycles = true;
+    }
+    let forcing = x;
+    if !cycles && !forcing {
+        return;
+    }
     tree.reset();
     let root = tree.push(source, NONE, START);
     tree.mark(source);
-    let (mut pending_on, mut pending_off, mut ends, mut batch) = tree.buffers();
-    pending_on.push(root);
-    let mut length = 0;
-    while !pending_on.is_empty() || !pending_off.is_empty() {
-        length += 1;
-        std::mem::swap(&mut batch, &mut pending_on);
-        for &i in &batch {
-            for imp in memo.get(eng, tree.nodes[i as usize].0, y, x) {
-                // An "off" potential not yet in the tree is no ancestor
-                // (the off marks only say "seen" here).
-                if tree.mark(imp.pot) || !tree.is_ancestor(i, imp.pot) {
-                    pending_off.push(tree.push(imp.pot, i, imp.cause));
-                }
-            }
-        }
-        batch.clear();
-        length += 1;
-        if best.beats(cycle_base(x, y), length) {
+    let negation = source ^ 1;
+    let (cycle_base, forcing_base) = (cycle_base(x, y), forcing_base(y));
+    let (mut frontier, spare, mut ends, mut batch) = tree.buffers();
+    frontier.push(root);
+    let mut forcing_end = NONE;
+    // Layer `t` makes the nodes `t` links from the start: "off" ones when
+    // `t` is odd. A cycle closed in layer t has t potentials; a forcing
+    // chain ending there t + 1.
+    let mut t = 0;
+    while !frontier.is_empty() {
+        t += 1;
+        let odd = t % 2 == 1;
+        // An "off" layer serves the cycles the next layer closes.
+        let want_cycles = cycles && !best.beats(cycle_base, t + u32::from(odd));
+        let want_forcing = forcing && forcing_end == NONE && !best.beats(forcing_base, t + 1);
+        if !want_cycles && !want_forcing {
             break;
         }
-        std::mem::swap(&mut batch, &mut pending_off);
+        std::mem::swap(&mut batch, &mut frontier);
         for &i in &batch {
             for imp in memo.get(eng, tree.nodes[i as usize].0, y, x) {
-                if length >= 4 && imp.pot == source {
-                    ends.push(tree.push(imp.pot, i, imp.cause));
-                }
-                if tree.mark(imp.pot) {
-                    pending_on.push(tree.push(imp.pot, i, imp.cause));
+                if odd {
+                    // An "off" potential not yet in the tree is no ancestor
+                    // (the off marks only say "seen" here).
+                    let first = tree.mark(imp.pot);
+                    if first
+                        || (want_cycles
+                            && partners.contains(&imp.pot)
+                            && !tree.is_ancestor(i, imp.pot))
+                    {
+                        let j = tree.push(imp.pot, i, imp.cause);
+                        frontier.push(j);
+                        if imp.pot == negation && want_forcing {
+                            forcing_end = j;
+                        }
+                    }
+                } else {
+                    if want_cycles && t >= 4 && imp.pot == source {
+                        ends.push(tree.push(imp.pot, i, imp.cause));
+                    }
+                    if tree.mark(imp.pot) {
+                        frontier.push(tree.push(imp.pot, i, imp.cause));
+                    }
                 }
             }
         }
@@ -316,7 +343,12 @@ fn cycles(
             recs.push(rec);
         }
     }
-    tree.keep((pending_on, pending_off, ends, batch));
+    if forcing_end != NONE
+        && let Some(rec) = forcing_hint(eng, tree, forcing_end, y)
+    {
+        recs.push(rec);
+    }
+    tree.keep((frontier, spare, ends, batch));
 }
 
 /// SE's createCycleHint: a candidate outside the cycle that sees an "on"
@@ -404,10 +436,8 @@ fn forcing(
     best: Best,
     source: Pot,
     y: bool,
-    targets: &mut Vec<Pot>,
     recs: &mut Vec<Rec>,
 ) {
-    let (g, c) = (eng.g, eng.c);
     tree.reset();
     let root = tree.push(source, NONE, START);
     tree.mark(source);
@@ -421,7 +451,8 @@ fn forcing(
     // nodes the next layer makes; an end at depth k has k + 1 potentials.
     let mut depth = 1;
     let base = forcing_base(y);
-    while !frontier.is_empty() {
+    // The search has one end, its negation: it stops there.
+    'search: while !frontier.is_empty() {
         if best.beats(base, depth + 1) {
             break;
         }
@@ -429,48 +460,52 @@ fn forcing(
         std::mem::swap(&mut batch, &mut frontier);
         for &i in &batch {
             for imp in memo.get(eng, tree.nodes[i as usize].0, y, true) {
-                let end = imp.pot == negation && !targets.contains(&imp.pot);
-                let go = !tree.marked(imp.pot);
-                if end || go {
-                    let j = tree.push(imp.pot, i, imp.cause);
-                    if end {
-                        targets.push(imp.pot);
-                        ends.push(j);
-                    }
-                    if go {
-                        tree.mark(imp.pot);
-                        frontier.push(j);
-                    }
+                if imp.pot == negation {
+                    ends.push(tree.push(imp.pot, i, imp.cause));
+                    break 'search;
+                }
+                if !tree.marked(imp.pot) {
+                    tree.mark(imp.pot);
+                    frontier.push(tree.push(imp.pot, i, imp.cause));
                 }
             }
         }
         batch.clear();
     }
+
     for &end in &ends {
-        let target = tree.nodes[end as usize].0;
-        let (cell, d) = (g.cell(target), g.digit(target));
-        let (removable, place) = if Geo::on(target) {
-            (others(c, cell, d), Some((cell as u16, d)))
-        } else {
-            (vec![(cell as u16, d)], None)
-        };
-        // SE keeps a hint that removes nothing from a cell with one
-        // candidate; it changes nothing, so it is left out here.
-        if removable.is_empty() {
-            continue;
+        if let Some(rec) = forcing_hint(eng, tree, end, y) {
+            recs.push(rec);
         }
-        let path = tree.path(end);
-        let cx = distinct(&path);
-        debug_assert_eq!(cx as usize, path.len());
-        let x = true;
-        recs.push(Rec {
-            diff: engine::difficulty(base, cx),
-            cx,
-            key: sort_key(x, y),
-            removable,
-            place,
-            body: Body::Forcing { path, x, y },
-        });
     }
     tree.keep((frontier, spare, ends, batch));
+}
+
+/// The forcing chain ending at node `end` (the start's negation).
+fn forcing_hint(eng: &Engine<'_>, tree: &Tree, end: u32, y: bool) -> Option<Rec> {
+    let (g, c) = (eng.g, eng.c);
+    let target = tree.nodes[end as usize].0;
+    let (cell, d) = (g.cell(target), g.digit(target));
+    let (removable, place) = if Geo::on(target) {
+        (others(c, cell, d), Some((cell as u16, d)))
+    } else {
+        (vec![(cell as u16, d)], None)
+    };
+    // SE keeps a hint that removes nothing from a cell with one
+    // candidate; it changes nothing, so it is left out here.
+    if removable.is_empty() {
+        return None;
+    }
+    let path = tree.path(end);
+    let cx = distinct(&path);
+    debug_assert_eq!(cx as usize, path.len());
+    let x = true;
+    Some(Rec {
+        diff: engine::difficulty(forcing_base(y), cx),
+        cx,
+        key: sort_key(x, y),
+        removable,
+        place,
+        body: Body::Forcing { path, x, y },
+    })
 }
