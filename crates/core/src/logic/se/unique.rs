@@ -101,6 +101,9 @@ struct LoopSearch<'a> {
     /// The loops found, one after another, each `path` long at the time.
     found: Vec<u16>,
     ends: Vec<usize>,
+    /// The units of the path's cells at even and at odd positions, by kind
+    /// (bit: the unit's index within its kind).
+    seen: [[u64; 3]; 2],
 }
 
 impl LoopSearch<'_> {
@@ -112,6 +115,7 @@ impl LoopSearch<'_> {
     /// tried from here, not only of those on the path.
     fn walk(&mut self, cell: usize, allowed: i32, extra: u64, last: Option<usize>) {
         let (c, l, pair) = (self.c, self.l, self.pair);
+        self.flip(cell, self.path.len());
         self.path.push(cell as u16);
         self.on_path[cell] = true;
         let mut extra = extra;
@@ -132,7 +136,9 @@ impl LoopSearch<'_> {
                     }
                     extra |= m & !pair;
                     let wide = m.count_ones() > 2;
-                    if !wide || extra.count_ones() == 1 || allowed > 0 {
+                    if (!wide || extra.count_ones() == 1 || allowed > 0)
+                        && self.fits(next, self.path.len())
+                    {
                         self.walk(next, allowed - i32::from(wide), extra, Some(kind));
                     }
                 }
@@ -140,6 +146,30 @@ impl LoopSearch<'_> {
         }
         self.on_path[cell] = false;
         self.path.pop();
+        self.flip(cell, self.path.len());
+    }
+
+    /// Whether `cell` at position `at` of the path can still be part of a
+    /// loop SE keeps ([`is_valid_loop`]): none of its units holds a path
+    /// cell at a position of the same parity. A path that breaks this
+    /// closes no valid loop, however it goes on (its `extra` digits are
+    /// gathered by the caller before this test, as SE does).
+    fn fits(&self, cell: usize, at: usize) -> bool {
+        let n = self.l.n();
+        let seen = &self.seen[at & 1];
+        self.l
+            .units_of(cell)
+            .iter()
+            .enumerate()
+            .all(|(k, &u)| seen[k] & (1u64 << (u as usize - k * n)) == 0)
+    }
+
+    /// Marks (or unmarks) the units of `cell` at position `at`.
+    fn flip(&mut self, cell: usize, at: usize) {
+        let n = self.l.n();
+        for (k, &u) in self.l.units_of(cell).iter().enumerate() {
+            self.seen[at & 1][k] ^= 1u64 << (u as usize - k * n);
+        }
     }
 }
 
@@ -175,6 +205,7 @@ pub(crate) fn unique_loops(c: &Candidates, sink: &mut Sink<'_>) {
         on_path: vec![false; n * n],
         found: Vec::new(),
         ends: Vec::new(),
+        seen: [[0; 3]; 2],
     };
     for cell in 0..n * n {
         let pair = c.mask(cell);
