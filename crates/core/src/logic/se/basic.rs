@@ -12,7 +12,7 @@
 //! cells of the pattern.
 
 use super::Sink;
-use crate::logic::candidates::{Layout, bits_of, digits_of};
+use crate::logic::candidates::{Layout, bit, bits_of, digits_of};
 use crate::logic::notation::{Cells, Digits, Lines, Rc};
 use crate::logic::{Candidates, Step, Technique, UnitRef};
 
@@ -61,19 +61,26 @@ fn write(step: &mut Step, args: std::fmt::Arguments<'_>) {
 pub(crate) fn hidden_single(c: &Candidates, sink: &mut Sink<'_>) {
     let l = c.layout();
     let n = l.n();
-    let at = places_table(c, l);
     for alone_only in [true, false] {
         for u in se_units(n) {
-            let alone = empty_count(c, l, u) == 1;
+            let cells = l.unit(u);
+            // The digits with one place in the unit: seen once, not twice.
+            let (mut open, mut once, mut twice) = (0, 0u64, 0u64);
+            for &x in cells {
+                let m = c.mask(x as usize);
+                open += usize::from(c.value(x as usize) == 0);
+                twice |= once & m;
+                once |= m;
+            }
+            let alone = open == 1;
             if alone != alone_only {
                 continue;
             }
-            for d in 1..=n as u8 {
-                let p = at[u * n + d as usize - 1];
-                if p.count_ones() != 1 {
+            for d in digits_of(once & !twice) {
+                let Some(&cell) = cells.iter().find(|&&x| c.mask(x as usize) & bit(d) != 0) else {
                     continue;
-                }
-                let cell = l.unit(u)[p.trailing_zeros() as usize] as usize;
+                };
+                let cell = cell as usize;
                 let unit = UnitRef::of(u, n);
                 let mut step = if alone {
                     Step::new(Technique::FullHouse, 10)
