@@ -16,6 +16,11 @@
 # the public source as data/se_reference.txt's header says, and point
 # SERATE_CLASSES at the directory of its classes.
 #
+# Each round also runs both sides as a user starts them on this machine:
+# ours with its default threads (one per core), serate with the JVM's
+# default flags (its rating is one thread; the JVM's compiler and
+# collector threads use the other cores).
+#
 # Then the same per puzzle, one process each side for each puzzle.
 #
 #   SERATE_CLASSES=/path/to/classes ROUNDS=3 PER_PUZZLE=30 bash benches/serate.sh
@@ -38,7 +43,7 @@ for group in qqwing_expert top1465; do
   awk -v g="$group" '!/^#/ && $5 == g {print $1}' data/se_reference.txt >"$file"
   awk -v g="$group" '!/^#/ && $5 == g {print $2}' data/se_reference.txt >"$dir/$group.want"
   n=$(wc -l <"$file")
-  : >"$dir/ratios"; : >"$dir/ours"; : >"$dir/theirs"
+  : >"$dir/ratios"; : >"$dir/ours"; : >"$dir/theirs"; : >"$dir/ratios_all"; : >"$dir/ours_all"; : >"$dir/theirs_all"
   for round in $(seq "$rounds"); do
     t0=$(now)
     "$bin" rate --local --threads 1 "$file" >"$dir/$group.ours"
@@ -51,12 +56,25 @@ for group in qqwing_expert top1465; do
         ours = n / (b - a); theirs = n / (c - b);
         printf "round %d %s: ours %.1f puzzles/s, serate %.2f puzzles/s, ratio %.0f\n", r, set, ours, theirs, ours / theirs;
         print ours >> (d "/ours"); print theirs >> (d "/theirs"); print ours / theirs >> (d "/ratios") }'
+    t0=$(now)
+    "$bin" rate --local "$file" >"$dir/$group.ours_all"
+    t1=$(now)
+    java -cp "$classes" diuf.sudoku.test.serate --format='%r %p %d' --input="$file" >/dev/null
+    t2=$(now)
+    cmp -s "$dir/$group.ours" "$dir/$group.ours_all" || { echo "serate.sh: rate with all cores printed something else" >&2; exit 1; }
+    awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" -v set="$group" -v r="$round" \
+      -v d="$dir" 'BEGIN {
+        ours = n / (b - a); theirs = n / (c - b);
+        printf "round %d %s, defaults: ours %.1f puzzles/s, serate %.2f puzzles/s, ratio %.0f\n", r, set, ours, theirs, ours / theirs;
+        print ours >> (d "/ours_all"); print theirs >> (d "/theirs_all"); print ours / theirs >> (d "/ratios_all") }'
   done
   # ER agreement of this run's outputs with the committed reference.
   sed -n 's|^line [0-9]*: [a-z]* \([0-9.]*\)/.*|\1|p' "$dir/$group.ours" >"$dir/$group.er"
   same=$(paste -d' ' "$dir/$group.er" "$dir/$group.want" | awk '$1 == $2' | wc -l)
   printf 'RESULT set=%s puzzles=%d ours_pps=%.1f serate_pps=%.2f ratio=%.0f er_equal=%d (medians of %d rounds)\n' \
     "$group" "$n" "$(median <"$dir/ours")" "$(median <"$dir/theirs")" "$(median <"$dir/ratios")" "$same" "$rounds"
+  printf 'RESULT defaults set=%s puzzles=%d ours_pps=%.1f serate_pps=%.2f ratio=%.0f (ours on %d cores, serate with the JVM defaults; medians of %d rounds)\n' \
+    "$group" "$n" "$(median <"$dir/ours_all")" "$(median <"$dir/theirs_all")" "$(median <"$dir/ratios_all")" "$(nproc)" "$rounds"
 done
 # One process per puzzle, as a user rates one puzzle (and as the reference
 # set was made): JVM start and class loading count on serate's side, our
