@@ -266,6 +266,60 @@ fn write_conclusion(out: &mut String, g: Geo, rec: &Rec) {
     }
 }
 
+/// The most branches an explanation lists.
+const BRANCHES: usize = 8;
+
+/// The eliminations a dynamic chain relies on besides its own path (an
+/// implication that holds only once earlier candidates of the cell or the
+/// unit went), each written as the chain that removed it, from the same
+/// assumption: ", with r7c2=9 - r5c6=9; ...". Branches of branches follow,
+/// each once, at most [`BRANCHES`] in all.
+fn write_branches(
+    out: &mut String,
+    g: Geo,
+    runs: &[Run],
+    targets: &[(u32, u32)],
+    cells: &mut Vec<u16>,
+) {
+    // (run, node) on a chain written already, and the branches to write.
+    let mut shown: HashSet<(u32, u32)> = HashSet::new();
+    let mut todo: Vec<(u32, u32)> = Vec::new();
+    let walk = |r: u32, i: u32, shown: &mut HashSet<(u32, u32)>, todo: &mut Vec<(u32, u32)>| {
+        let run = &runs[r as usize];
+        for j in run.path(i) {
+            shown.insert((r, j));
+        }
+        for j in run.path(i) {
+            for &q in run.parents(j).iter().skip(1) {
+                if !shown.contains(&(r, q)) && !todo.contains(&(r, q)) {
+                    todo.push((r, q));
+                }
+            }
+        }
+    };
+    for &(r, i) in targets {
+        walk(r, i, &mut shown, &mut todo);
+    }
+    let mut written = 0;
+    let mut k = 0;
+    while k < todo.len() {
+        let (r, q) = todo[k];
+        k += 1;
+        if shown.contains(&(r, q)) {
+            continue;
+        }
+        if written == BRANCHES {
+            let left = todo[k - 1..].iter().filter(|e| !shown.contains(e)).count();
+            let _ = write!(out, "; and {left} more");
+            break;
+        }
+        out.push_str(if written == 0 { ", with " } else { "; " });
+        write_chain(out, g, &main_path(&runs[r as usize], q), cells);
+        written += 1;
+        walk(r, q, &mut shown, &mut todo);
+    }
+}
+
 /// The first-parent path of a target, from its assumption.
 fn main_path(run: &Run, node: u32) -> Vec<Pot> {
     let mut pots: Vec<Pot> = run
@@ -353,6 +407,7 @@ fn step(eng: &mut Engine<'_>, runs: &[Run], rec: &Rec) -> Step {
                 }
                 write_chain(&mut text, g, &main_path(&runs[r as usize], i), &mut cells);
             }
+            write_branches(&mut text, g, runs, targets, &mut cells);
             write_conclusion(&mut text, g, rec);
         }
     }

@@ -455,3 +455,54 @@ fn timings() {
         eprintln!("{group:22} mean {:?} max {max:?}", total / n);
     }
 }
+
+/// A dynamic chain names the eliminations it relies on besides its own
+/// path, each as the chain from the same assumption that made it: every
+/// chain of the explanation starts from the assumption, and every branch
+/// after ", with " ends on a candidate going off.
+#[test]
+fn dynamic_chains_write_the_branches_they_rely_on() {
+    let mut branched = 0;
+    for &(text, .., technique) in CASES {
+        if !matches!(
+            technique,
+            Technique::Nishio
+                | Technique::DynamicForcingChains
+                | Technique::DynamicForcingChainsPlus
+        ) {
+            continue;
+        }
+        let s = ladder_first(&state(text)).unwrap();
+        let Some((chains, rest)) = s.explanation.split_once(", with ") else {
+            continue;
+        };
+        // The assumptions the chains start from.
+        let starts: Vec<&str> = chains
+            .split_once(": ")
+            .unwrap()
+            .1
+            .split("; ")
+            .map(|c| c.split(' ').next().unwrap())
+            .collect();
+        branched += 1;
+        let branches = rest.rsplit_once(", so ").expect("a conclusion").0;
+        for branch in branches.split("; ").filter(|b| !b.starts_with("and ")) {
+            let start = branch.split(' ').next().unwrap();
+            assert!(
+                starts.contains(&start),
+                "{start} starts no chain: {}",
+                s.explanation
+            );
+            let last = branch.rsplit(' ').nth(1).unwrap();
+            assert_eq!(
+                last, "-",
+                "a branch ends on an elimination: {}",
+                s.explanation
+            );
+        }
+    }
+    assert!(
+        branched > 0,
+        "no dynamic case relies on an earlier elimination"
+    );
+}
