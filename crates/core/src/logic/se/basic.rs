@@ -174,9 +174,9 @@ pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
     for (k1, k2) in [(2, 1), (2, 0), (1, 2), (0, 2)] {
         meet.fill(0);
         for (i, u1) in units(n, k1).enumerate() {
-            for (at, &x) in l.unit(u1).iter().enumerate() {
+            for (pos, &x) in l.unit(u1).iter().enumerate() {
                 let j = l.units_of(x as usize)[k2] as usize - k2 * n;
-                meet[i * n + j] |= 1 << at;
+                meet[i * n + j] |= 1 << pos;
             }
         }
         for (i, u1) in units(n, k1).enumerate() {

@@ -98,7 +98,8 @@ struct LoopSearch<'a> {
     pair: u64,
     path: Vec<u16>,
     on_path: Vec<bool>,
-    /// The loops found, one after another, each `path` long at the time.
+    /// The loops found that SE keeps, one after another, each `path` long
+    /// at the time.
     found: Vec<u16>,
     ends: Vec<usize>,
     /// The units of the path's cells at even and at odd positions, by kind
@@ -127,8 +128,14 @@ impl LoopSearch<'_> {
             for &next in l.unit(units[kind] as usize) {
                 let next = next as usize;
                 if next == self.path[0] as usize && self.path.len() >= 4 {
-                    self.found.extend_from_slice(&self.path);
-                    self.ends.push(self.found.len());
+                    // SE keeps a loop when each unit it visits holds two
+                    // of its cells, one at an even position and one at an
+                    // odd: no unit is seen twice at one parity (the walk
+                    // never goes there), so both parities see the same.
+                    if self.seen[0] == self.seen[1] {
+                        self.found.extend_from_slice(&self.path);
+                        self.ends.push(self.found.len());
+                    }
                 } else if !self.on_path[next] {
                     let m = c.mask(next);
                     if m & pair != pair {
@@ -150,10 +157,10 @@ impl LoopSearch<'_> {
     }
 
     /// Whether `cell` at position `at` of the path can still be part of a
-    /// loop SE keeps ([`is_valid_loop`]): none of its units holds a path
-    /// cell at a position of the same parity. A path that breaks this
-    /// closes no valid loop, however it goes on (its `extra` digits are
-    /// gathered by the caller before this test, as SE does).
+    /// loop SE keeps: none of its units holds a path cell at a position of
+    /// the same parity. A path that breaks this closes no loop SE keeps,
+    /// however it goes on (its `extra` digits are gathered by the caller
+    /// before this test, as SE does).
     fn fits(&self, cell: usize, at: usize) -> bool {
         let n = self.l.n();
         let seen = &self.seen[at & 1];
@@ -171,24 +178,6 @@ impl LoopSearch<'_> {
             self.seen[at & 1][k] ^= 1u64 << (u as usize - k * n);
         }
     }
-}
-
-/// SE's test of a loop: each unit it visits holds two of its cells, one
-/// at an even position, one at an odd.
-fn is_valid_loop(l: &Layout, cells: &[u16]) -> bool {
-    let n = l.n();
-    let mut seen = [[0u64; 3]; 2];
-    for (i, &x) in cells.iter().enumerate() {
-        let parity = &mut seen[i & 1];
-        for (k, &u) in l.units_of(x as usize).iter().enumerate() {
-            let b = 1u64 << (u as usize - k * n);
-            if parity[k] & b != 0 {
-                return false;
-            }
-            parity[k] |= b;
-        }
-    }
-    seen[0] == seen[1]
 }
 
 /// SE's `UniqueLoops`: every unique rectangle and loop, reported cheapest
@@ -218,11 +207,8 @@ pub(crate) fn unique_loops(c: &Candidates, sink: &mut Sink<'_>) {
         search.walk(cell, 2, 0, None);
         let mut start = 0;
         for &end in &search.ends {
-            let cells = &search.found[start..end];
+            loop_hints(c, &search.found[start..end], pair, &mut hints);
             start = end;
-            if is_valid_loop(l, cells) {
-                loop_hints(c, cells, pair, &mut hints);
-            }
         }
     }
     // Stable: equal values and types keep the order they were found in.

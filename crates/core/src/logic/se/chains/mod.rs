@@ -286,10 +286,9 @@ fn write_branches(
     let mut todo: Vec<(u32, u32)> = Vec::new();
     let walk = |r: u32, i: u32, shown: &mut HashSet<(u32, u32)>, todo: &mut Vec<(u32, u32)>| {
         let run = &runs[r as usize];
-        for j in run.path(i) {
-            shown.insert((r, j));
-        }
-        for j in run.path(i) {
+        let path = run.path(i);
+        shown.extend(path.iter().map(|&j| (r, j)));
+        for &j in &path {
             for &q in run.parents(j).iter().skip(1) {
                 if !shown.contains(&(r, q)) && !todo.contains(&(r, q)) {
                     todo.push((r, q));
