@@ -10,6 +10,7 @@
 //! of saved boards in a fixed array, so a `Solver` is one fixed-size value
 //! with no heap, and pausing is just returning from the loop.
 
+mod anneal;
 mod board;
 mod ones;
 pub mod sized;
