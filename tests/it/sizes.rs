@@ -997,3 +997,42 @@ async fn json_boards_of_other_sizes_come_back_as_written() {
         );
     }
 }
+
+/// Grids with most cells blank and many solutions (data/large/: 80% of a
+/// random solution's cells blanked): at 49x49 and 64x64 the tree search
+/// alone ran out of the default budget on such grids; with the repair
+/// search's turns, unary Solve answers them within it.
+#[tokio::test]
+async fn sparse_large_grids_are_solved_through_solve() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    for (b, text) in [
+        (7, include_str!("../../data/large/49x49.txt")),
+        (8, include_str!("../../data/large/64x64.txt")),
+    ] {
+        let shape = Shape::new(b, b).unwrap();
+        let cells: Vec<u32> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                l.split_whitespace()
+                    .map(|v| v.parse().unwrap())
+                    .collect::<Vec<u32>>()
+            })
+            .find(|v| v.iter().filter(|&&x| x == 0).count() * 100 >= 80 * v.len())
+            .unwrap();
+        let grid = SizedGrid::from_cells(shape, &cells).unwrap();
+        let s = client
+            .solve(pb::SolveRequest {
+                puzzle: Some(wire(&grid, false)),
+                options: None,
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{shape}: {e:?}"))
+            .into_inner()
+            .solution
+            .unwrap();
+        assert_eq!(s.outcome(), Outcome::Solved, "{shape}");
+        check(&grid, s.grid.as_ref().unwrap(), false);
+    }
+}
