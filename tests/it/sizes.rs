@@ -89,6 +89,30 @@ fn check(puzzle: &SizedGrid, got: &pb::Grid, text: bool) {
     assert!(puzzle.is_kept_by(&sol), "{s}");
 }
 
+/// Solves `puzzle` through unary Solve, sent as text or as cells, and
+/// checks that it comes back SOLVED with a solution keeping its givens.
+async fn solve_and_check(
+    client: &mut sudoku_grpc::pb::sudoku_service_client::SudokuServiceClient<
+        tonic::transport::Channel,
+    >,
+    puzzle: &SizedGrid,
+    text: bool,
+) {
+    let shape = puzzle.shape();
+    let s = client
+        .solve(pb::SolveRequest {
+            puzzle: Some(wire(puzzle, text)),
+            options: None,
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{shape}: {e:?}"))
+        .into_inner()
+        .solution
+        .unwrap();
+    assert_eq!(s.outcome(), Outcome::Solved, "{shape}");
+    check(puzzle, s.grid.as_ref().unwrap(), text);
+}
+
 #[tokio::test]
 async fn every_shape_is_solved_through_solve() {
     let server = TestServer::start().await;
@@ -100,18 +124,7 @@ async fn every_shape_is_solved_through_solve() {
             if text && shape.side() > 35 {
                 continue;
             }
-            let s = client
-                .solve(pb::SolveRequest {
-                    puzzle: Some(wire(&p, text)),
-                    options: None,
-                })
-                .await
-                .unwrap_or_else(|e| panic!("{shape}: {e:?}"))
-                .into_inner()
-                .solution
-                .unwrap();
-            assert_eq!(s.outcome(), Outcome::Solved, "{shape}");
-            check(&p, s.grid.as_ref().unwrap(), text);
+            solve_and_check(&mut client, &p, text).await;
         }
     }
 }
@@ -1022,17 +1035,6 @@ async fn sparse_large_grids_are_solved_through_solve() {
             .find(|v| v.iter().filter(|&&x| x == 0).count() * 100 >= 80 * v.len())
             .unwrap();
         let grid = SizedGrid::from_cells(shape, &cells).unwrap();
-        let s = client
-            .solve(pb::SolveRequest {
-                puzzle: Some(wire(&grid, false)),
-                options: None,
-            })
-            .await
-            .unwrap_or_else(|e| panic!("{shape}: {e:?}"))
-            .into_inner()
-            .solution
-            .unwrap();
-        assert_eq!(s.outcome(), Outcome::Solved, "{shape}");
-        check(&grid, s.grid.as_ref().unwrap(), false);
+        solve_and_check(&mut client, &grid, false).await;
     }
 }

@@ -23,6 +23,7 @@
 //! the search makes millions a second and allocates nothing once started;
 //! its tables (about 16 bytes a cell) are allocated with the solver.
 
+use super::xorshift::XorShift;
 use crate::puzzle::sized::Shape;
 
 /// Moves made for one node of the work budget: about what one node of
@@ -58,7 +59,7 @@ pub(super) struct Anneal {
     hot_at: Vec<u16>,
     cost: u64,
     /// Random state (xorshift64*).
-    rng: u64,
+    rng: XorShift,
     /// Whether `start` filled the grid (false before, and for a grid whose
     /// root leaves some box no way to hold its values).
     ready: bool,
@@ -108,7 +109,7 @@ impl Anneal {
             hot: Vec::with_capacity(2 * n),
             hot_at: vec![u16::MAX; 2 * n],
             cost: 0,
-            rng: 0,
+            rng: XorShift::default(),
             ready: false,
             moves: 0,
         }
@@ -155,7 +156,7 @@ impl Anneal {
         seed: u64,
     ) -> bool {
         let n = self.n;
-        self.rng = seed | 1;
+        self.rng = XorShift::new(seed | 1);
         self.ready = false;
         self.moves = 0;
         self.free.clear();
@@ -208,7 +209,7 @@ impl Anneal {
         }
         // owner[v]: the index (in the box's free cells) holding value v+1.
         let mut owner = [u8::MAX; 64];
-        let rotate = (self.random() % 64) as u32;
+        let rotate = (self.rng.next() % 64) as u32;
         for i in 0..cells.len() {
             let mut seen = 0u64;
             if !self.augment(b, i, missing, rotate, &mut owner, &mut seen) {
@@ -256,20 +257,6 @@ impl Anneal {
             }
         }
         false
-    }
-
-    fn random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// A random number below `k` (at least 1).
-    fn below(&mut self, k: usize) -> usize {
-        (((self.random() >> 32) * k as u64) >> 32) as usize
     }
 
     /// One more `v` in `line`.
@@ -333,7 +320,7 @@ impl Anneal {
                 return Outcome::Solved;
             }
             // A line with a repeat, and in it a free cell whose value repeats.
-            let pick = self.below(self.hot.len());
+            let pick = self.rng.below(self.hot.len());
             let line = usize::from(self.hot[pick]);
             let (is_row, index) = (line < n, line % n);
             let base = line * (n + 1);
@@ -352,7 +339,7 @@ impl Anneal {
                 // rule, which its propagation would have found.
                 continue;
             }
-            let a = usize::from(found[self.below(seen)]);
+            let a = usize::from(found[self.rng.below(seen)]);
             // A partner in its box: a free cell that may take a's value
             // and whose value a may take.
             let (ra, ca) = (a / n, a % n);
@@ -372,7 +359,7 @@ impl Anneal {
             if count == 0 {
                 continue;
             }
-            let other = usize::from(partners[self.below(count)]);
+            let other = usize::from(partners[self.rng.below(count)]);
             let vb = usize::from(self.value[other]);
             let (rb, cb) = (other / n, other % n);
             let mut d = 0i64;
@@ -382,7 +369,7 @@ impl Anneal {
             if ca != cb {
                 d += self.change(n + ca, va, vb) + self.change(n + cb, vb, va);
             }
-            if d > 0 && self.random() >= keep[d as usize] {
+            if d > 0 && self.rng.next() >= keep[d as usize] {
                 continue;
             }
             if ra != rb {

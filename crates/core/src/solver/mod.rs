@@ -15,6 +15,7 @@ mod board;
 mod ones;
 pub mod sized;
 mod tables;
+mod xorshift;
 
 use crate::puzzle::{CELLS, Grid};
 pub use board::Rules;

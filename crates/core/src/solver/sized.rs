@@ -49,6 +49,7 @@
 //! searches and smaller sides keep the one ordered search.
 
 use super::anneal::{self, Anneal, Outcome};
+use super::xorshift::XorShift;
 use super::{Progress, Stats};
 use crate::puzzle::sized::{Shape, SizedGrid, UnitKind, value_mask};
 
@@ -127,7 +128,7 @@ pub struct SizedSolver {
     /// at a side of 36 or more.
     shake: bool,
     /// The random state of the choices a restarting search varies.
-    rng: u64,
+    rng: XorShift,
     /// Runs ended by a restart so far, and the nodes of the current run.
     runs: u32,
     run_nodes: u64,
@@ -169,7 +170,7 @@ impl SizedSolver {
             started: false,
             probing: false,
             shake: false,
-            rng: 0,
+            rng: XorShift::default(),
             runs: 0,
             run_nodes: 0,
             repair: Anneal::default(),
@@ -312,7 +313,7 @@ impl SizedSolver {
         };
         self.started = false;
         self.shake = self.limit == 1 && n >= RESTART_SIDE;
-        self.rng = SEED;
+        self.rng = XorShift::new(SEED);
         self.runs = 0;
         self.run_nodes = 0;
         self.repair.clear();
@@ -322,27 +323,11 @@ impl SizedSolver {
         self.share = 0;
     }
 
-    /// The next random word (xorshift64*): the same sequence for every
-    /// search, so a search is repeatable.
-    fn random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// A random number below `n` (at least 1).
-    fn below(&mut self, n: usize) -> usize {
-        (((self.random() >> 32) * n as u64) >> 32) as usize
-    }
-
     /// Where a scan for the cell to branch on starts: the first cell, or a
     /// random one in a restarting search.
     fn scan_from(&mut self) -> usize {
         if self.shake {
-            self.below(self.cells)
+            self.rng.below(self.cells)
         } else {
             0
         }
@@ -369,7 +354,7 @@ impl SizedSolver {
         self.runs += 1;
         // The repair search's turn (see REPAIR_SHARE).
         if self.share > 0 && !self.repair.ready() {
-            let seed = self.random();
+            let seed = self.rng.next();
             let words = &self.words;
             let (cells, n) = (self.cells, self.n);
             self.repair
@@ -509,7 +494,7 @@ impl SizedSolver {
         let mut pick = remaining;
         if self.shake {
             // A random one of the values (or places) left.
-            for _ in 0..self.below(remaining.count_ones() as usize) {
+            for _ in 0..self.rng.below(remaining.count_ones() as usize) {
                 pick &= pick - 1;
             }
         }
