@@ -39,10 +39,10 @@
 //! next) are random from a fixed seed, and after a number of nodes that
 //! follows the Luby sequence it goes back to the root's board and branches
 //! again (see `RESTART_SIDE`). When the root leaves 60% of the cells or
-//! more open, its first run ends after at most four nodes a cell, and
+//! more open, its first run ends after at most one node a cell, and
 //! after each run a repair search ([`super::anneal`]: a full grid whose
 //! boxes hold their values, mended by swaps until no row or column repeats
-//! one) takes a turn of eight times the run's nodes, going on where its
+//! one) takes a turn of sixteen times the run's nodes, going on where its
 //! last turn stopped; from 50% open, a turn as long as the run. A sparse grid with many solutions is where the tree
 //! search fails near its end and repair does not; near the phase
 //! transition the tree search finds what repair does not. Counting
@@ -954,14 +954,16 @@ impl SizedSolver {
 /// uniqueness check must see the whole tree) keep the one ordered search.
 const RESTART_SIDE: usize = 36;
 
-/// The repair search's turn after each tree run, in nodes, as a multiple
-/// of the nodes the run took (look-ahead probes counted). On the 64x64
-/// grids of data/large/ with 65% and 80% blanks, 4 left a turn of the
-/// tree search (about a second there) between the first repair turn and the
-/// next on the slowest grids (0.25-3.2 s); 8 took 0.2-3.1 s, 16 0.2-1.2 s.
-/// Near the transition the tree search finds what repair does not, so it
-/// keeps a ninth of the nodes.
-const REPAIR_SHARE: u64 = 8;
+/// On a sparse grid, the repair search's turn after each tree run, in
+/// nodes, as a multiple of the nodes the run took (look-ahead probes
+/// counted). The tree search keeps a seventeenth: it still finishes the
+/// grids its first runs close, and proves a sparse grid has no solution
+/// (slowly). Chosen with [`FIRST_RUN_PER_CELL`] on the 60 grids of
+/// data/large/ with 65% and 80% blanks (in-process, one thread): with a
+/// first run of 4 nodes a cell and a share of 8, 64x64 at 65% took up to
+/// 0.99 s (median 0.40); 2 and 16, up to 0.67 s; 1 and 16, up to 0.56 s
+/// (median 0.33), and every size's median fell or held.
+const REPAIR_SHARE: u64 = 16;
 
 /// The share of open cells (in percent, after the root's propagation) from
 /// which a restarting search gives the repair search turns of
@@ -977,10 +979,10 @@ const REPAIR_OPEN_PERCENT: usize = 60;
 /// the tree search keeps every node: repair found none of the 50% grids.
 const MIXED_OPEN_PERCENT: usize = 50;
 
-/// The first run of a restarting search ends after this many nodes a cell
-/// at most (look-ahead probes counted), so that the repair search gets its
-/// first turn early.
-const FIRST_RUN_PER_CELL: usize = 4;
+/// On a sparse grid, the first run of a restarting search ends after this
+/// many nodes a cell at most (look-ahead probes counted), so that the
+/// repair search gets its first turn early (see [`REPAIR_SHARE`]).
+const FIRST_RUN_PER_CELL: usize = 1;
 
 /// The nodes of the shortest run of a restarting search.
 const RESTART_UNIT: u64 = 2_000;
