@@ -113,7 +113,9 @@ struct Check {
 /// shuffled (moves that keep every rule).
 pub fn solution_grid(solver: &mut SizedSolver, shape: Shape, rng: &mut Rng) -> SizedGrid {
     let blank = SizedGrid::empty(shape);
-    solver.restart(&blank, 1);
+    // The blank grid fills in the tree search's first run; without repair
+    // turns it fills as it always did, so a seed names the same puzzles.
+    solver.restart_without_repair(&blank, 1);
     while solver.resume(u64::MAX) == Progress::Paused {}
     let base = solver.solution().unwrap_or(blank);
     let (n, br, bc) = (shape.side(), shape.box_rows(), shape.box_cols());
@@ -347,7 +349,8 @@ impl SizedMaker {
             let v = check.others.trailing_zeros() as u8 + 1;
             check.others &= check.others - 1;
             self.puzzle.values_mut()[cell] = v;
-            solver.restart(&self.puzzle, 1);
+            // Usually there is none, and only the tree search proves it.
+            solver.restart_without_repair(&self.puzzle, 1);
             self.puzzle.values_mut()[cell] = 0;
             check.trying = true;
             self.spent += 1;

@@ -139,6 +139,9 @@ pub struct SizedSolver {
     repair_left: u64,
     /// The node count when the current tree run began.
     run_from: u64,
+    /// Whether this search may give the repair search turns (see
+    /// [`SizedSolver::restart_without_repair`]).
+    repair_on: bool,
     /// Whether the root left at least [`REPAIR_OPEN_PERCENT`] of the cells
     /// open: the first run is cut short for the repair search.
     sparse: bool,
@@ -176,6 +179,7 @@ impl SizedSolver {
             repair: Anneal::default(),
             repair_left: 0,
             run_from: 0,
+            repair_on: true,
             sparse: false,
             share: 0,
         };
@@ -319,8 +323,19 @@ impl SizedSolver {
         self.repair.clear();
         self.repair_left = 0;
         self.run_from = 0;
+        self.repair_on = true;
         self.sparse = false;
         self.share = 0;
+    }
+
+    /// Starts a search as [`SizedSolver::restart`] does, but one that never
+    /// gives the repair search a turn: for a caller whose usual answer is
+    /// "no solution" (a uniqueness check that tries each other value of a
+    /// cell), where repair cannot prove anything and would only take nodes
+    /// from the proof. The same search as before repair turns came.
+    pub fn restart_without_repair(&mut self, puzzle: &SizedGrid, max_solutions: u32) {
+        self.restart(puzzle, max_solutions);
+        self.repair_on = false;
     }
 
     /// Where a scan for the cell to branch on starts: the first cell, or a
@@ -459,7 +474,7 @@ impl SizedSolver {
 
     /// Opens a branch point (see [`Frame`]).
     fn branch(&mut self, at: usize, value: u8, remaining: u64) {
-        if self.frames.is_empty() && self.shake && repairs(self.shape) {
+        if self.frames.is_empty() && self.shake && self.repair_on && repairs(self.shape) {
             // The root's board: how much it left open decides the repair
             // turns.
             let open = self.words[2 * self.cells + 3 * self.n] as usize;
@@ -1278,6 +1293,16 @@ mod tests {
         }
         assert!(s.runs >= 1, "the tree search's first run solved it");
         assert!(s.repair.ready());
+        // A caller proving there is no solution asks for none of that: the
+        // same grid runs the tree search alone.
+        let mut alone = SizedSolver::new(&g, 1);
+        alone.restart_without_repair(&g, 1);
+        alone.resume(200_000);
+        assert!(!alone.repair.ready() && !alone.sparse);
+        // And a plain restart of that solver gives repair its turns again.
+        alone.restart(&g, 1);
+        while alone.resume(10_000) == Progress::Paused {}
+        assert!(alone.repair.ready());
         let solution = s.solution().unwrap();
         assert!(solution.is_valid_solution());
         assert!(g.is_kept_by(&solution));
