@@ -40,13 +40,15 @@
 //! follows the Luby sequence it goes back to the root's board and branches
 //! again (see `RESTART_SIDE`). When the root leaves 60% of the cells or
 //! more open, its first run ends after at most one node a cell, and
-//! after each run a repair search ([`super::anneal`]: a full grid whose
+//! after each run a repair search (`solver/anneal.rs`: a full grid whose
 //! boxes hold their values, mended by swaps until no row or column repeats
 //! one) takes a turn of sixteen times the run's nodes, going on where its
-//! last turn stopped; from 50% open, a turn as long as the run. A sparse grid with many solutions is where the tree
-//! search fails near its end and repair does not; near the phase
-//! transition the tree search finds what repair does not. Counting
-//! searches and smaller sides keep the one ordered search.
+//! last turn stopped; from 50% open, a turn as long as the run. A sparse
+//! grid with many solutions is where the tree search fails near its end
+//! and repair does not; near the phase transition the tree search finds
+//! what repair does not. Prime sides (a box that is a whole row) and
+//! Generate's searches never repair. Counting searches and smaller sides
+//! keep the one ordered search.
 
 use super::anneal::{self, Anneal, Outcome};
 use super::xorshift::XorShift;
@@ -243,11 +245,10 @@ impl SizedSolver {
     /// About what a solver for grids of `cells` cells allocates when it
     /// takes that shape: its unit tables, candidate words, trail, branch
     /// frames, queue and solution (117 bytes a cell, rounded up, and a few
-    /// hundred for the smallest grids' tables), and from a side of
-    /// [`RESTART_SIDE`] the repair search's tables (16 bytes a cell). The
-    /// trail can grow past its
-    /// reservation on a long path ([`SizedSolver::heap_bytes`]); this is
-    /// what a solver holds between searches.
+    /// hundred for the smallest grids' tables), and from a side of 36 the
+    /// repair search's tables (16 bytes a cell). The trail can grow past
+    /// its reservation on a long path ([`SizedSolver::heap_bytes`]); this
+    /// is what a solver holds between searches.
     pub fn footprint(cells: usize) -> usize {
         let repair = if cells >= RESTART_SIDE * RESTART_SIDE {
             cells.saturating_mul(anneal::BYTES_PER_CELL)
