@@ -24,9 +24,10 @@ pub(super) fn spawn_feeds(
     options: Option<pb::SolveOptions>,
     streams: usize,
     say: Option<Say>,
-) {
+) -> Option<Reporter> {
     let cap = Cap::new(batch);
-    let losses = say.clone().map(spawn_loss_reporter);
+    let reporter = say.clone().map(Reporter::spawn);
+    let losses = reporter.as_ref().map(|r| r.tx.clone());
     for k in 0..streams {
         let feed = Feed {
             // tonic's balancer places a call on a server whose connection
@@ -46,6 +47,7 @@ pub(super) fn spawn_feeds(
         };
         tokio::spawn(feed.run());
     }
+    reporter
 }
 
 /// One SolveBatch stream of the run: it draws request messages from the
@@ -190,24 +192,53 @@ impl Feed {
 
 /// Says on stderr that a server was lost, once per server: the streams a
 /// server carried fail together, so losses that come within a quarter of
-/// a second of the first are told as one.
-fn spawn_loss_reporter(say: Say) -> tokio::sync::mpsc::UnboundedSender<Loss> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Loss>();
-    tokio::spawn(async move {
-        while let Some(first) = rx.recv().await {
-            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-            let (mut streams, mut resent) = (1, first.resent);
-            while let Ok(more) = rx.try_recv() {
-                streams += 1;
-                resent += more.resent;
+/// a second of the first are told as one. The run waits for a told-to-be
+/// loss before it ends ([`Reporter::settle`]), so a loss near the end of a
+/// run is said too.
+pub(super) struct Reporter {
+    tx: tokio::sync::mpsc::UnboundedSender<Loss>,
+    /// A loss is waiting for its quarter second.
+    pending: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    told: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Reporter {
+    fn spawn(say: Say) -> Reporter {
+        use std::sync::atomic::Ordering;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Loss>();
+        let pending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let told = std::sync::Arc::new(tokio::sync::Notify::new());
+        let (p, t) = (pending.clone(), told.clone());
+        tokio::spawn(async move {
+            while let Some(first) = rx.recv().await {
+                p.store(true, Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                let (mut streams, mut resent) = (1, first.resent);
+                while let Ok(more) = rx.try_recv() {
+                    streams += 1;
+                    resent += more.resent;
+                }
+                say.line(&format!(
+                    "sudoku: lost a server ({}) under {streams} stream{}; re-sending {resent} \
+                     unanswered puzzles on new streams",
+                    first.why,
+                    if streams == 1 { "" } else { "s" }
+                ));
+                p.store(false, Ordering::SeqCst);
+                t.notify_waiters();
             }
-            say.line(&format!(
-                "sudoku: lost a server ({}) under {streams} stream{}; re-sending {resent} \
-                 unanswered puzzles on new streams",
-                first.why,
-                if streams == 1 { "" } else { "s" }
-            ));
+        });
+        Reporter { tx, pending, told }
+    }
+
+    /// Waits (half a second at most) until a loss under way has been told.
+    pub(super) async fn settle(&self) {
+        let told = self.told.notified();
+        tokio::pin!(told);
+        told.as_mut().enable();
+        if !self.pending.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
         }
-    });
-    tx
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), told).await;
+    }
 }

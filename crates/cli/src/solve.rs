@@ -344,7 +344,7 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
     // with no GOAWAY, shutdown and close for this thread (and the server)
     // to go through first while the last answers are printed.
     let _open = client.clone();
-    spawn_feeds(
+    let reporter = spawn_feeds(
         outbox,
         to_writer,
         client,
@@ -365,7 +365,12 @@ pub async fn run(args: SolveArgs, opened: Opened) -> anyhow::Result<i32> {
         reading.go_on();
     }
     let done = writer.start();
-    Run::finish(done.await, progress, args.quiet, &source)
+    let ended = done.await;
+    // A server lost near the end: its notice is said before the run ends.
+    if let Some(reporter) = &reporter {
+        reporter.settle().await;
+    }
+    Run::finish(ended, progress, args.quiet, &source)
 }
 
 /// Turns of the runtime given to the first request before the reader and
