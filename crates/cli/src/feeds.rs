@@ -9,6 +9,8 @@ use super::resend::{Cap, Source};
 use super::retry::{MAX_FAILURES, MAX_OUTAGE, backoff, items_limit, lost_server};
 use super::wire::{Answers, BatchCodec, Request};
 use super::words::status_words;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use sudoku_grpc::pb;
 
 /// Solves through `streams` SolveBatch calls that all draw their request
@@ -27,7 +29,7 @@ pub(super) fn spawn_feeds(
 ) -> Option<Reporter> {
     let cap = Cap::new(batch);
     let reporter = say.clone().map(Reporter::spawn);
-    let losses = reporter.as_ref().map(|r| r.tx.clone());
+    let losses = reporter.as_ref().map(Reporter::teller);
     for k in 0..streams {
         let feed = Feed {
             // tonic's balancer places a call on a server whose connection
@@ -62,7 +64,7 @@ struct Feed {
     outbox: async_channel::Receiver<Request>,
     to_writer: async_channel::Sender<Msg>,
     /// Where to say a server was lost; `None` with -q.
-    losses: Option<tokio::sync::mpsc::UnboundedSender<Loss>>,
+    losses: Option<Teller>,
     /// Where to say other news of the run; `None` with -q.
     say: Option<Say>,
     unique: bool,
@@ -180,7 +182,7 @@ impl Feed {
             // A call that never opened found a dead server in the
             // balancer's list: the loss was said when it happened.
             if opened && let Some(losses) = &self.losses {
-                let _ = losses.send(Loss {
+                losses.tell(Loss {
                     why: status.message().trim().to_string(),
                     resent: again.len(),
                 });
@@ -192,26 +194,39 @@ impl Feed {
 
 /// Says on stderr that a server was lost, once per server: the streams a
 /// server carried fail together, so losses that come within a quarter of
-/// a second of the first are told as one. The run waits for a told-to-be
-/// loss before it ends ([`Reporter::settle`]), so a loss near the end of a
-/// run is said too.
+/// a second of the first are told as one. The run waits for losses sent
+/// and not yet told before it ends ([`Reporter::settle`]), so a loss near
+/// the end of a run is said too.
 pub(super) struct Reporter {
+    teller: Teller,
+    told: Arc<tokio::sync::Notify>,
+}
+
+/// Where a feed sends a loss: counted as untold from the moment it is sent
+/// until the reporter has said it.
+#[derive(Clone)]
+struct Teller {
     tx: tokio::sync::mpsc::UnboundedSender<Loss>,
-    /// A loss is waiting for its quarter second.
-    pending: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    told: std::sync::Arc<tokio::sync::Notify>,
+    untold: Arc<AtomicUsize>,
+}
+
+impl Teller {
+    fn tell(&self, loss: Loss) {
+        self.untold.fetch_add(1, Ordering::SeqCst);
+        if self.tx.send(loss).is_err() {
+            self.untold.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Reporter {
     fn spawn(say: Say) -> Reporter {
-        use std::sync::atomic::Ordering;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Loss>();
-        let pending = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let told = std::sync::Arc::new(tokio::sync::Notify::new());
-        let (p, t) = (pending.clone(), told.clone());
+        let untold = Arc::new(AtomicUsize::new(0));
+        let told = Arc::new(tokio::sync::Notify::new());
+        let (count, done) = (untold.clone(), told.clone());
         tokio::spawn(async move {
             while let Some(first) = rx.recv().await {
-                p.store(true, Ordering::SeqCst);
                 tokio::time::sleep(std::time::Duration::from_millis(250)).await;
                 let (mut streams, mut resent) = (1, first.resent);
                 while let Ok(more) = rx.try_recv() {
@@ -224,21 +239,33 @@ impl Reporter {
                     first.why,
                     if streams == 1 { "" } else { "s" }
                 ));
-                p.store(false, Ordering::SeqCst);
-                t.notify_waiters();
+                count.fetch_sub(streams, Ordering::SeqCst);
+                done.notify_waiters();
             }
         });
-        Reporter { tx, pending, told }
+        Reporter {
+            teller: Teller { tx, untold },
+            told,
+        }
     }
 
-    /// Waits (half a second at most) until a loss under way has been told.
+    fn teller(&self) -> Teller {
+        self.teller.clone()
+    }
+
+    /// Waits (half a second at most) until every loss sent has been told.
     pub(super) async fn settle(&self) {
-        let told = self.told.notified();
-        tokio::pin!(told);
-        told.as_mut().enable();
-        if !self.pending.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), told).await;
+        let wait = async {
+            loop {
+                let told = self.told.notified();
+                tokio::pin!(told);
+                told.as_mut().enable();
+                if self.teller.untold.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                told.await;
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), wait).await;
     }
 }

@@ -90,6 +90,19 @@ const TEMPERATURES: [f64; 3] = [0.21, 0.24, 0.27];
 /// Moves at one temperature.
 const STRETCH: u64 = 1 << 16;
 
+/// For each of [`TEMPERATURES`], the thresholds a random word must fall
+/// below to keep a move that adds 1..=4 repeats: exp(-d/T) of 2^64,
+/// `KEEP[t][d]`. Worked out once, not on each call of [`Anneal::run`].
+static KEEP: std::sync::LazyLock<[[u64; 5]; 3]> = std::sync::LazyLock::new(|| {
+    TEMPERATURES.map(|t| {
+        let mut keep = [0u64; 5];
+        for (d, k) in keep.iter_mut().enumerate().skip(1) {
+            *k = ((-(d as f64) / t).exp() * u64::MAX as f64) as u64;
+        }
+        keep
+    })
+});
+
 impl Anneal {
     /// Tables for grids of `shape`, allocated once: [`Anneal::start`] and
     /// [`Anneal::run`] allocate nothing.
@@ -305,15 +318,8 @@ impl Anneal {
     /// Makes up to `moves` moves; stops early when the grid is solved.
     pub(super) fn run(&mut self, moves: u64) -> Outcome {
         let n = self.n;
-        // Probability thresholds of keeping a move that adds 1..=4.
-        // Probability thresholds of keeping a move that adds 1..=4, at the
-        // temperature of this stretch of moves.
-        let t = TEMPERATURES[(self.moves / STRETCH) as usize % TEMPERATURES.len()];
+        let keep = KEEP[(self.moves / STRETCH) as usize % TEMPERATURES.len()];
         self.moves += moves;
-        let mut keep = [0u64; 5];
-        for (d, k) in keep.iter_mut().enumerate().skip(1) {
-            *k = ((-(d as f64) / t).exp() * u64::MAX as f64) as u64;
-        }
         let stacks = n / self.box_cols;
         for _ in 0..moves {
             if self.cost == 0 {
@@ -400,18 +406,7 @@ mod tests {
     use super::*;
     use crate::puzzle::sized::SizedGrid;
     use crate::solver::Progress;
-    use crate::solver::sized::SizedSolver;
-
-    fn grids(text: &str, shape: Shape, least_blank_share: usize) -> Vec<SizedGrid> {
-        text.lines()
-            .filter(|l| !l.starts_with('#'))
-            .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
-            .filter(|v: &Vec<u8>| {
-                v.iter().filter(|&&x| x == 0).count() * 100 >= least_blank_share * v.len()
-            })
-            .map(|v| SizedGrid::from_values(shape, v).unwrap())
-            .collect()
-    }
+    use crate::solver::sized::{SizedSolver, blanked_grids};
 
     /// The root's board of `grid`: what one node of a search leaves.
     fn root(grid: &SizedGrid) -> SizedSolver {
@@ -423,7 +418,7 @@ mod tests {
     #[test]
     fn repairs_sparse_grids_into_solutions_that_keep_their_givens() {
         let shape = Shape::new(6, 6).unwrap();
-        let all = grids(include_str!("../../../../data/large/36x36.txt"), shape, 65);
+        let all = blanked_grids(include_str!("../../../../data/large/36x36.txt"), shape, 65);
         assert!(all.len() >= 4);
         for grid in all.iter().take(4) {
             let s = root(grid);

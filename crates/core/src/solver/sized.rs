@@ -144,11 +144,9 @@ pub struct SizedSolver {
     /// Whether this search may give the repair search turns (see
     /// [`SizedSolver::restart_without_repair`]).
     repair_on: bool,
-    /// Whether the root left at least [`REPAIR_OPEN_PERCENT`] of the cells
-    /// open: the first run is cut short for the repair search.
-    sparse: bool,
     /// The repair search's turn after a tree run, as a multiple of the
-    /// run's nodes (0: no repair turns).
+    /// run's nodes (0: no repair turns), set by the root's open cells;
+    /// [`REPAIR_SHARE`] on a sparse grid, whose first run is cut short.
     share: u64,
 }
 
@@ -182,7 +180,6 @@ impl SizedSolver {
             repair_left: 0,
             run_from: 0,
             repair_on: true,
-            sparse: false,
             share: 0,
         };
         s.reshape(puzzle.shape());
@@ -325,7 +322,6 @@ impl SizedSolver {
         self.repair_left = 0;
         self.run_from = 0;
         self.repair_on = true;
-        self.sparse = false;
         self.share = 0;
     }
 
@@ -357,8 +353,14 @@ impl SizedSolver {
             && !self.frames.is_empty()
             && (self.run_nodes >= RESTART_UNIT.saturating_mul(luby(self.runs + 1))
                 || (self.runs == 0
-                    && self.sparse
+                    && self.sparse()
                     && self.answer.stats.nodes >= (FIRST_RUN_PER_CELL * self.cells) as u64))
+    }
+
+    /// Whether the root left at least [`REPAIR_OPEN_PERCENT`] of the cells
+    /// open, so the repair search takes the larger share.
+    fn sparse(&self) -> bool {
+        self.share == REPAIR_SHARE
     }
 
     /// Ends the current run: back to the root's board (what the root
@@ -370,11 +372,11 @@ impl SizedSolver {
         self.runs += 1;
         // The repair search's turn (see REPAIR_SHARE).
         if self.share > 0 && !self.repair.ready() {
+            // Out of `self` for the call, so it can read the root's board.
             let seed = self.rng.next();
-            let words = &self.words;
-            let (cells, n) = (self.cells, self.n);
-            self.repair
-                .start(|c| words[cells + 3 * n + c] as u8, |c| words[c], seed);
+            let mut repair = std::mem::take(&mut self.repair);
+            repair.start(|c| self.placed(c), |c| self.candidates(c), seed);
+            self.repair = repair;
         }
         if self.share > 0 && self.repair.ready() {
             let ran = self.answer.stats.nodes - self.run_from;
@@ -479,8 +481,7 @@ impl SizedSolver {
             // The root's board: how much it left open decides the repair
             // turns.
             let open = self.words[2 * self.cells + 3 * self.n] as usize;
-            self.sparse = open * 100 >= REPAIR_OPEN_PERCENT * self.cells;
-            self.share = if self.sparse {
+            self.share = if open * 100 >= REPAIR_OPEN_PERCENT * self.cells {
                 REPAIR_SHARE
             } else if open * 100 >= MIXED_OPEN_PERCENT * self.cells {
                 1
@@ -1087,6 +1088,24 @@ impl Iterator for Units {
     }
 }
 
+/// The grids of a data/large/ file (`text`, one grid of integers a line,
+/// 0 blank) with at least `least_blank_percent` of their cells blank.
+#[cfg(test)]
+pub(super) fn blanked_grids(
+    text: &str,
+    shape: Shape,
+    least_blank_percent: usize,
+) -> Vec<SizedGrid> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
+        .filter(|v: &Vec<u8>| {
+            v.iter().filter(|&&x| x == 0).count() * 100 >= least_blank_percent * v.len()
+        })
+        .map(|v| SizedGrid::from_values(shape, v).unwrap())
+        .collect()
+}
+
 /// Runs a whole search with a total budget of `max_nodes` nodes: the
 /// answer and the first solution.
 pub fn run_sized(
@@ -1236,17 +1255,9 @@ mod tests {
     fn a_large_search_for_one_solution_restarts_and_finds_one() {
         let text = include_str!("../../../../data/large/36x36.txt");
         let shape = Shape::new(6, 6).unwrap();
-        let grids: Vec<Vec<u8>> = text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
-            .collect();
         let mut tried = 0;
-        for values in grids.iter().filter(|v| {
-            let blanks = v.iter().filter(|&&x| x == 0).count();
-            blanks * 100 >= 65 * v.len()
-        }) {
-            let g = SizedGrid::from_values(shape, values.clone()).unwrap();
+        for g in blanked_grids(text, shape, 65) {
+            let values = g.values().to_vec();
             let mut s = SizedSolver::new(&g, 1);
             assert!(s.shake);
             assert_eq!(s.resume(5_000_000), Progress::Done);
@@ -1277,17 +1288,7 @@ mod tests {
         // solution, and the repair search finishes the grid.
         let text = include_str!("../../../../data/large/49x49.txt");
         let shape = Shape::new(7, 7).unwrap();
-        let values: Vec<u8> = text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .map(|l| {
-                l.split_whitespace()
-                    .map(|v| v.parse().unwrap())
-                    .collect::<Vec<u8>>()
-            })
-            .find(|v| v.iter().filter(|&&x| x == 0).count() * 100 >= 80 * v.len())
-            .unwrap();
-        let g = SizedGrid::from_values(shape, values.clone()).unwrap();
+        let g = blanked_grids(text, shape, 80).swap_remove(0);
         let mut s = SizedSolver::new(&g, 1);
         while s.resume(10_000) == Progress::Paused {
             assert!(s.answer().stats.nodes < 5_000_000);
@@ -1299,7 +1300,7 @@ mod tests {
         let mut alone = SizedSolver::new(&g, 1);
         alone.restart_without_repair(&g, 1);
         alone.resume(200_000);
-        assert!(!alone.repair.ready() && !alone.sparse);
+        assert!(!alone.repair.ready() && !alone.sparse());
         // And a plain restart of that solver gives repair its turns again.
         alone.restart(&g, 1);
         while alone.resume(10_000) == Progress::Paused {}
