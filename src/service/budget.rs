@@ -237,6 +237,16 @@ impl Charge {
         self.bytes
     }
 
+    /// The most this charge could grow to now: what it holds and what the
+    /// connection's share and the server's budget both have free.
+    pub fn room(&self) -> usize {
+        let free = self
+            .share
+            .available(self.purpose)
+            .min(self.share.0.budget.available(self.purpose));
+        self.bytes.saturating_add(free)
+    }
+
     /// Releases what is held beyond `bytes`.
     pub fn shrink_to(&mut self, bytes: usize) {
         if bytes < self.bytes {

@@ -345,6 +345,15 @@ impl BatchMessage {
                 // A sized search has a solver of its own; paused, it stays
                 // while the connection's budget holds it.
                 Next::Sized(job, resumed, mut solver) => {
+                    // Its footprint is in the message's charge; what it
+                    // takes beyond is charged when it pauses (see
+                    // keep_paused), so a turn holds no more than that
+                    // could grow to.
+                    if let Some(charge) = self.charge.as_ref() {
+                        let footprint = SizedSolver::footprint(job.grid.shape().cells());
+                        let beyond = charge.room().saturating_sub(self.charged);
+                        solver.set_memory_cap(footprint.saturating_add(beyond));
+                    }
                     match item_turn(
                         shared,
                         &mut *solver,

@@ -146,6 +146,12 @@ where
         let mut solver = self.solver.take().unwrap_or_else(|| E::take(&self.job));
         let pending = &self.pending;
         let cancelled = || pending.cancelled();
+        // A turn holds no more than its charge could grow to, so pausing
+        // never finds it over budget (a large grid's SAT engine stays
+        // within it).
+        if let Some(charge) = self.charge.as_ref() {
+            solver.cap_memory(charge.room());
+        }
         let searched = item_turn(
             &self.shared,
             &mut *solver,

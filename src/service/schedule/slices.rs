@@ -46,6 +46,9 @@ pub(in crate::service) trait Engine: solver::Engine {
     fn give(solver: Box<Self>);
     /// What a paused solver holds in memory, to charge.
     fn heap_bytes(&self) -> usize;
+    /// Keeps what the solver holds within `bytes` where it can (its next
+    /// turn's charge); a 9x9 solver holds a fixed size.
+    fn cap_memory(&mut self, _bytes: usize) {}
     /// The puzzle as the one grid of every shape, in `form`.
     fn any(puzzle: Self::Puzzle, form: crate::service::work::Form) -> AnyGrid;
     /// The test hook that makes a search of this job panic.
@@ -98,6 +101,9 @@ impl Engine for SizedSolver {
     }
     fn heap_bytes(&self) -> usize {
         SizedSolver::heap_bytes(self)
+    }
+    fn cap_memory(&mut self, bytes: usize) {
+        self.set_memory_cap(bytes);
     }
     fn any(puzzle: SizedGrid, form: crate::service::work::Form) -> AnyGrid {
         AnyGrid::Sized(puzzle, form)

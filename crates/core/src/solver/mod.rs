@@ -12,6 +12,7 @@
 
 mod anneal;
 mod board;
+mod cdcl;
 mod ones;
 pub mod sized;
 mod tables;

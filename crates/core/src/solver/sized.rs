@@ -47,10 +47,15 @@
 //! grid with many solutions is where the tree search fails near its end
 //! and repair does not; near the phase transition the tree search finds
 //! what repair does not. Prime sides (a box that is a whole row) and
-//! Generate's searches never repair. Counting searches and smaller sides
-//! keep the one ordered search.
+//! Generate's searches never repair. Below 60% open, after each run (and
+//! repair turn) a SAT engine (`solver/cdcl.rs`: the root's board as a
+//! formula, kept with what it learned from turn to turn) takes a turn of
+//! four times the run's nodes, a conflict counting ten: grids about half
+//! blank are where a search that learns from its conflicts wins. Counting
+//! searches and smaller sides keep the one ordered search.
 
 use super::anneal::{self, Anneal, Outcome};
+use super::cdcl::{Cdcl, Sat};
 use super::xorshift::XorShift;
 use super::{Progress, Stats};
 use crate::puzzle::sized::{Shape, SizedGrid, UnitKind, value_mask};
@@ -148,6 +153,15 @@ pub struct SizedSolver {
     /// run's nodes (0: no repair turns), set by the root's open cells;
     /// [`REPAIR_SHARE`] on a sparse grid, whose first run is cut short.
     share: u64,
+    /// The SAT engine a restarting search near the phase transition gives
+    /// turns of [`CDCL_SHARE`] times each tree run's nodes (see
+    /// `solver/cdcl.rs`), the nodes its current turn has left, and whether
+    /// this search gives it turns.
+    cdcl: Cdcl,
+    cdcl_left: u64,
+    cdcl_on: bool,
+    /// The most bytes the solver may hold ([`SizedSolver::set_memory_cap`]).
+    memory_cap: usize,
 }
 
 impl SizedSolver {
@@ -181,6 +195,10 @@ impl SizedSolver {
             run_from: 0,
             repair_on: true,
             share: 0,
+            cdcl: Cdcl::default(),
+            cdcl_left: 0,
+            cdcl_on: false,
+            memory_cap: DEFAULT_MEMORY_CAP,
         };
         s.reshape(puzzle.shape());
         s.restart(puzzle, max_solutions);
@@ -274,6 +292,27 @@ impl SizedSolver {
             + self.queue.capacity() * size_of::<(u16, u8)>()
             + self.solution.capacity()
             + self.repair.heap_bytes()
+            + self.cdcl.heap_bytes()
+    }
+
+    /// Caps this solver's [`SizedSolver::heap_bytes`] at `bytes` where it
+    /// can: the tree and repair searches hold what their shape needs, and
+    /// the SAT engine of a search near the phase transition takes at most
+    /// the rest (by its estimate): it starts only when its formula fits,
+    /// and is dropped (the other searches go on) when what it learned would
+    /// pass the cap. [`DEFAULT_MEMORY_CAP`] unless set; kept across
+    /// restarts, so a caller whose budget changes sets it before each call.
+    pub fn set_memory_cap(&mut self, bytes: usize) {
+        self.memory_cap = bytes;
+        if self.heap_bytes() > bytes {
+            self.drop_cdcl();
+        }
+    }
+
+    /// What the SAT engine may take under the memory cap.
+    fn cdcl_room(&self) -> usize {
+        let others = self.heap_bytes() - self.cdcl.heap_bytes();
+        self.memory_cap.saturating_sub(others)
     }
 
     /// Starts a new search in this solver, as [`SizedSolver::new`] would,
@@ -323,6 +362,9 @@ impl SizedSolver {
         self.run_from = 0;
         self.repair_on = true;
         self.share = 0;
+        self.cdcl.clear();
+        self.cdcl_left = 0;
+        self.cdcl_on = false;
     }
 
     /// Starts a search as [`SizedSolver::restart`] does, but one that never
@@ -378,11 +420,94 @@ impl SizedSolver {
             repair.start(|c| self.placed(c), |c| self.candidates(c), seed);
             self.repair = repair;
         }
+        let ran = self.answer.stats.nodes - self.run_from;
         if self.share > 0 && self.repair.ready() {
-            let ran = self.answer.stats.nodes - self.run_from;
             self.repair_left = ran.saturating_mul(self.share);
         }
+        if self.cdcl_on {
+            self.cdcl_left = ran.saturating_mul(CDCL_SHARE);
+        }
         self.run_nodes = 0;
+    }
+
+    /// The turns of the other searches after a tree run (repair, then the
+    /// SAT engine), within the budget (`stop_at` nodes): Some when the
+    /// call should return (solved, proved unsolvable, or the budget ran out
+    /// with a turn unfinished).
+    fn other_turns(&mut self, stop_at: u64) -> Option<Progress> {
+        if let Some(p) = self.repair_turn(stop_at) {
+            return Some(p);
+        }
+        let p = self.cdcl_turn(stop_at);
+        self.run_from = self.answer.stats.nodes;
+        p
+    }
+
+    /// Gives the SAT engine the rest of its turn, within the budget
+    /// (`stop_at` nodes), in chunks of [`CDCL_CHUNK`] conflicts worth
+    /// [`CONFLICT_NODES`] nodes each: a call may run one chunk past
+    /// `stop_at`.
+    fn cdcl_turn(&mut self, stop_at: u64) -> Option<Progress> {
+        while self.cdcl_left > 0 {
+            if self.answer.stats.nodes >= stop_at {
+                return Some(Progress::Paused);
+            }
+            if !self.cdcl.ready() {
+                // At the root's board, between tree runs.
+                let room = self.cdcl_room();
+                let mut cdcl = std::mem::take(&mut self.cdcl);
+                let started =
+                    cdcl.start(self.shape, |c| self.placed(c), |c| self.candidates(c), room);
+                self.cdcl = cdcl;
+                if !started {
+                    self.drop_cdcl();
+                    break;
+                }
+            }
+            let nodes = CDCL_CHUNK * CONFLICT_NODES;
+            self.answer.stats.nodes += nodes;
+            self.cdcl_left = self.cdcl_left.saturating_sub(nodes);
+            match self.cdcl.run(CDCL_CHUNK) {
+                Sat::Solved => {
+                    // The root's board, its open cells filled by the model.
+                    for c in 0..self.cells {
+                        self.solution[c] = self.placed(c);
+                    }
+                    self.cdcl.fill(&mut self.solution);
+                    if SizedGrid::from_values(self.shape, self.solution.clone())
+                        .is_ok_and(|g| g.is_valid_solution())
+                    {
+                        self.cdcl_left = 0;
+                        self.answer.count = 1;
+                        self.has_solution = true;
+                        self.answer.complete = true;
+                        return Some(Progress::Done);
+                    }
+                    // Never an answer that breaks a rule: the other
+                    // searches go on alone.
+                    debug_assert!(false, "the SAT model breaks a rule");
+                    self.drop_cdcl();
+                }
+                Sat::NoSolution => {
+                    self.cdcl_left = 0;
+                    self.answer.complete = true;
+                    return Some(Progress::Done);
+                }
+                Sat::Paused => {
+                    if self.heap_bytes() > self.memory_cap {
+                        self.drop_cdcl();
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Ends the SAT engine's turns in this search and frees it.
+    fn drop_cdcl(&mut self) {
+        self.cdcl.clear();
+        self.cdcl_on = false;
+        self.cdcl_left = 0;
     }
 
     /// Gives the repair search the rest of its turn, within the budget
@@ -404,7 +529,6 @@ impl SizedSolver {
                 return Some(Progress::Done);
             }
         }
-        self.run_from = self.answer.stats.nodes;
         None
     }
 
@@ -416,15 +540,15 @@ impl SizedSolver {
         let stop_at = self.answer.stats.nodes.saturating_add(node_budget.max(1));
         if !self.started {
             self.started = true;
-        } else if self.repair_left > 0 {
-            // Paused in the repair search's turn: the tree search goes on
+        } else if self.repair_left > 0 || self.cdcl_left > 0 {
+            // Paused in another search's turn: the tree search goes on
             // from the root after it.
-            if let Some(p) = self.repair_turn(stop_at) {
+            if let Some(p) = self.other_turns(stop_at) {
                 return p;
             }
         } else if self.run_over() {
             self.restart_run();
-            if let Some(p) = self.repair_turn(stop_at) {
+            if let Some(p) = self.other_turns(stop_at) {
                 return p;
             }
         } else if !self.next_child() {
@@ -464,7 +588,7 @@ impl SizedSolver {
             }
             if self.run_over() {
                 self.restart_run();
-                if let Some(p) = self.repair_turn(stop_at) {
+                if let Some(p) = self.other_turns(stop_at) {
                     return p;
                 }
                 continue;
@@ -488,6 +612,11 @@ impl SizedSolver {
             } else {
                 0
             };
+        }
+        if self.frames.is_empty() && self.shake && self.repair_on && self.runs == 0 {
+            // Decided once: a dropped engine stays dropped.
+            let open = self.words[2 * self.cells + 3 * self.n] as usize;
+            self.cdcl_on = Cdcl::AVAILABLE && open * 100 < REPAIR_OPEN_PERCENT * self.cells;
         }
         if remaining & (remaining - 1) != 0 {
             self.answer.stats.guesses += 1;
@@ -1010,6 +1139,30 @@ const MIXED_OPEN_PERCENT: usize = 50;
 /// repair search gets its first turn early (see [`REPAIR_SHARE`]).
 const FIRST_RUN_PER_CELL: usize = 1;
 
+/// Near the phase transition (the root leaves less than
+/// [`REPAIR_OPEN_PERCENT`] of the cells open), the SAT engine's turn after
+/// each tree run, as a multiple of the run's nodes.
+const CDCL_SHARE: u64 = 4;
+
+/// The nodes one conflict of the SAT engine counts for: about the time of
+/// a tree node (look-ahead probes counted) on the 36x36 and 64x64 grids of
+/// 50% blanks in data/large/.
+const CONFLICT_NODES: u64 = 10;
+
+/// The conflicts of one call into the SAT engine, so a call may run this
+/// many past its node budget (about 0.2 s on a 36x36 or 64x64 grid). Each
+/// call starts the solver's restart and rephase schedules again, and calls
+/// of a few dozen conflicts (the service's slices) never reach the long
+/// runs that solve these grids: on the first 36x36 grid of 50% blanks in
+/// data/large/, CaDiCaL alone on the root's board took 4.4 s in one call
+/// and 15 s in calls of 100 conflicts.
+const CDCL_CHUNK: u64 = 2_000;
+
+/// A solver's default memory cap ([`SizedSolver::set_memory_cap`]): what
+/// the SAT engine may grow to on a 64x64 grid near the transition in a
+/// minute.
+pub const DEFAULT_MEMORY_CAP: usize = 256 << 20;
+
 /// The nodes of the shortest run of a restarting search.
 const RESTART_UNIT: u64 = 2_000;
 
@@ -1308,5 +1461,48 @@ mod tests {
         let solution = s.solution().unwrap();
         assert!(solution.is_valid_solution());
         assert!(g.is_kept_by(&solution));
+    }
+
+    #[cfg(feature = "cdcl")]
+    #[test]
+    fn a_grid_half_blank_is_solved_by_the_sat_turns_within_the_memory_cap() {
+        // 50% blank: the first 36x36 grid of that share, which the tree
+        // and repair searches alone do not finish in 500,000 nodes.
+        let text = include_str!("../../../../data/large/36x36.txt");
+        let shape = Shape::new(6, 6).unwrap();
+        let g = blanked_grids(text, shape, 50)
+            .into_iter()
+            .find(|g| g.values().iter().filter(|&&v| v == 0).count() * 100 < 55 * g.values().len())
+            .unwrap();
+        let mut s = SizedSolver::new(&g, 1);
+        while s.resume(500) == Progress::Paused {
+            assert!(s.answer().stats.nodes < 2_000_000);
+            assert!(s.heap_bytes() <= DEFAULT_MEMORY_CAP);
+        }
+        assert!(s.cdcl.ready(), "solved before the SAT engine's turn");
+        let solution = s.solution().unwrap();
+        assert!(solution.is_valid_solution());
+        assert!(g.is_kept_by(&solution));
+        assert_eq!((s.answer().count, s.answer().complete), (1, true));
+        // Capped below what its formula needs (about 7 MiB by the
+        // estimate), the engine never starts, and the solver holds no more
+        // than the cap (the tree search's trail grows past its footprint
+        // on a deep path, well within 4 MiB).
+        let cap = SizedSolver::footprint(shape.cells()) + (4 << 20);
+        let mut capped = SizedSolver::new(&g, 1);
+        capped.set_memory_cap(cap);
+        assert_eq!(capped.resume(500_000), Progress::Paused);
+        assert!(!capped.cdcl.ready() && !capped.cdcl_on);
+        assert_eq!(capped.cdcl.heap_bytes(), 0);
+        assert!(
+            capped.heap_bytes() <= cap,
+            "{} > {cap}: trail {}",
+            capped.heap_bytes(),
+            capped.trail.capacity()
+        );
+        // A restart clears the engine; the cap stays.
+        s.restart(&g, 1);
+        assert!(!s.cdcl.ready() && s.heap_bytes() <= SizedSolver::footprint(shape.cells()) * 2);
+        assert_eq!(capped.memory_cap, cap);
     }
 }
