@@ -1038,3 +1038,67 @@ async fn sparse_large_grids_are_solved_through_solve() {
         solve_and_check(&mut client, &grid, false).await;
     }
 }
+
+/// The first 36x36 grid of 50% blanks in data/large/: near the phase
+/// transition, where the tree and repair searches alone need millions of
+/// nodes and the SAT engine a few hundred thousand.
+fn half_blank_36x36() -> SizedGrid {
+    let text = include_str!("../../data/large/36x36.txt");
+    let cells: Vec<u32> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.split_whitespace()
+                .map(|v| v.parse().unwrap())
+                .collect::<Vec<u32>>()
+        })
+        .find(|v| {
+            let blank = v.iter().filter(|&&x| x == 0).count() * 100;
+            blank >= 48 * v.len() && blank < 52 * v.len()
+        })
+        .unwrap();
+    SizedGrid::from_cells(Shape::new(6, 6).unwrap(), &cells).unwrap()
+}
+
+#[tokio::test]
+async fn a_half_blank_grid_gets_the_sat_engine_when_the_connection_can_hold_it() {
+    let grid = half_blank_36x36();
+    let solve = |server: &TestServer| {
+        let grid = grid.clone();
+        let url = server.url();
+        async move {
+            let mut client = pb::sudoku_service_client::SudokuServiceClient::connect(url)
+                .await
+                .unwrap();
+            client
+                .solve(pb::SolveRequest {
+                    puzzle: Some(wire(&grid, false)),
+                    options: None,
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .solution
+                .unwrap()
+        }
+    };
+    // A connection buffer that holds the engine's formula (about 12 MiB):
+    // solved within a budget the other searches alone do not finish in.
+    let roomy = TestServer::start_with(
+        |c| {
+            c.max_nodes = 400_000;
+            c.connection_buffer_bytes = 64 << 20;
+            c.max_buffered_request_bytes = 256 << 20;
+        },
+        |s| s,
+    )
+    .await;
+    let s = solve(&roomy).await;
+    assert_eq!(s.outcome(), Outcome::Solved);
+    check(&grid, s.grid.as_ref().unwrap(), false);
+    // The default buffer (4 MiB a connection) leaves the engine out: the
+    // same budget ends at the work limit, and the call is not refused.
+    let tight = TestServer::start_with(|c| c.max_nodes = 400_000, |s| s).await;
+    let s = solve(&tight).await;
+    assert_eq!(s.outcome(), Outcome::WorkLimitReached);
+}

@@ -25,8 +25,8 @@
 //!
 //! Memory: CaDiCaL allocates with the C++ allocator, out of sight of
 //! [`heap_bytes`](Cdcl::heap_bytes), which is an estimate: bytes per
-//! variable, clause and conflict, measured as resident memory on grids of
-//! data/large/ and rounded up. A caller's cap ([`Cdcl::start`]) is checked
+//! variable, clause and conflict, set from whole processes' resident sizes
+//! on grids of data/large/ (docs/sizes.md). A caller's cap ([`Cdcl::start`]) is checked
 //! against it before the formula is built and after every slice.
 
 use crate::puzzle::sized::{Shape, UnitKind};
@@ -38,7 +38,7 @@ const PAIRWISE: usize = 6;
 /// links), per clause of the formula, and per conflict (the clauses it
 /// learns, until the solver's reductions drop most of them; counted up to
 /// [`LEARNED_CONFLICTS`] conflicts).
-const VAR_BYTES: usize = 256;
+const VAR_BYTES: usize = 512;
 const CLAUSE_BYTES: usize = 128;
 const CONFLICT_BYTES: usize = 256;
 const LEARNED_CONFLICTS: u64 = 1 << 20;

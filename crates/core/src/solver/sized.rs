@@ -1484,7 +1484,7 @@ mod tests {
         assert!(solution.is_valid_solution());
         assert!(g.is_kept_by(&solution));
         assert_eq!((s.answer().count, s.answer().complete), (1, true));
-        // Capped below what its formula needs (about 7 MiB by the
+        // Capped below what its formula needs (about 12 MiB by the
         // estimate), the engine never starts, and the solver holds no more
         // than the cap (the tree search's trail grows past its footprint
         // on a deep path, well within 4 MiB).
