@@ -47,12 +47,12 @@
 //! grid with many solutions is where the tree search fails near its end
 //! and repair does not; near the phase transition the tree search finds
 //! what repair does not. Prime sides (a box that is a whole row) and
-//! Generate's searches never repair. Below 60% open, after each run (and
-//! repair turn) a SAT engine (`solver/cdcl.rs`: the root's board as a
-//! formula, kept with what it learned from turn to turn) takes a turn of
-//! four times the run's nodes, a conflict counting ten: grids about half
-//! blank are where a search that learns from its conflicts wins. Counting
-//! searches and smaller sides keep the one ordered search.
+//! Generate's searches never repair. Below 50% open, after each run a SAT
+//! engine (`solver/cdcl.rs`: the root's board as a formula, kept with what
+//! it learned from turn to turn) takes a turn of four times the run's
+//! nodes, a conflict counting ten: grids about half blank are where a
+//! search that learns from its conflicts wins. Counting searches and
+//! smaller sides keep the one ordered search.
 
 use super::anneal::{self, Anneal, Outcome};
 use super::cdcl::{Cdcl, Sat};
@@ -616,7 +616,7 @@ impl SizedSolver {
         if self.frames.is_empty() && self.shake && self.repair_on && self.runs == 0 {
             // Decided once: a dropped engine stays dropped.
             let open = self.words[2 * self.cells + 3 * self.n] as usize;
-            self.cdcl_on = Cdcl::AVAILABLE && open * 100 < REPAIR_OPEN_PERCENT * self.cells;
+            self.cdcl_on = Cdcl::AVAILABLE && open * 100 < MIXED_OPEN_PERCENT * self.cells;
         }
         if remaining & (remaining - 1) != 0 {
             self.answer.stats.guesses += 1;
@@ -1131,7 +1131,8 @@ const REPAIR_OPEN_PERCENT: usize = 60;
 /// the other does not. On the ten 36x36 grids of 58% blanks (3,000,000
 /// nodes each), the tree search alone solved 6, with these turns 8, faster
 /// on five of the six both solved. Below it (the grids of 50% and less),
-/// the tree search keeps every node: repair found none of the 50% grids.
+/// repair has no turns (it found none of the 50% grids) and the SAT engine
+/// has (see [`CDCL_SHARE`]).
 const MIXED_OPEN_PERCENT: usize = 50;
 
 /// On a sparse grid, the first run of a restarting search ends after this
@@ -1140,8 +1141,11 @@ const MIXED_OPEN_PERCENT: usize = 50;
 const FIRST_RUN_PER_CELL: usize = 1;
 
 /// Near the phase transition (the root leaves less than
-/// [`REPAIR_OPEN_PERCENT`] of the cells open), the SAT engine's turn after
-/// each tree run, as a multiple of the run's nodes.
+/// [`MIXED_OPEN_PERCENT`] of the cells open), the SAT engine's turn after
+/// each tree run, as a multiple of the run's nodes. Not from 50% open: with
+/// turns there too (after repair's), 64x64 at 58% blanks solved 1 of 2
+/// grids in 60 s where tree and repair alone solved both, and 49x49 at 58%
+/// took a median 8.0 s instead of 3.3 s.
 const CDCL_SHARE: u64 = 4;
 
 /// The nodes one conflict of the SAT engine counts for: about the time of
