@@ -1023,27 +1023,14 @@ async fn sparse_large_grids_are_solved_through_solve() {
         (7, include_str!("../../data/large/49x49.txt")),
         (8, include_str!("../../data/large/64x64.txt")),
     ] {
-        let shape = Shape::new(b, b).unwrap();
-        let cells: Vec<u32> = text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .map(|l| {
-                l.split_whitespace()
-                    .map(|v| v.parse().unwrap())
-                    .collect::<Vec<u32>>()
-            })
-            .find(|v| v.iter().filter(|&&x| x == 0).count() * 100 >= 80 * v.len())
-            .unwrap();
-        let grid = SizedGrid::from_cells(shape, &cells).unwrap();
+        let grid = large_grid(text, b, |percent| percent >= 80);
         solve_and_check(&mut client, &grid, false).await;
     }
 }
 
-/// The first 36x36 grid of 50% blanks in data/large/: near the phase
-/// transition, where the tree and repair searches alone need millions of
-/// nodes and the SAT engine a few hundred thousand.
-fn half_blank_36x36() -> SizedGrid {
-    let text = include_str!("../../data/large/36x36.txt");
+/// The first grid of a data/large/ file (`b`x`b` boxes) whose share of
+/// blank cells, in percent, passes `blanks`.
+fn large_grid(text: &str, b: usize, blanks: impl Fn(usize) -> bool) -> SizedGrid {
     let cells: Vec<u32> = text
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -1052,12 +1039,17 @@ fn half_blank_36x36() -> SizedGrid {
                 .map(|v| v.parse().unwrap())
                 .collect::<Vec<u32>>()
         })
-        .find(|v| {
-            let blank = v.iter().filter(|&&x| x == 0).count() * 100;
-            blank >= 48 * v.len() && blank < 52 * v.len()
-        })
+        .find(|v| blanks(v.iter().filter(|&&x| x == 0).count() * 100 / v.len()))
         .unwrap();
-    SizedGrid::from_cells(Shape::new(6, 6).unwrap(), &cells).unwrap()
+    SizedGrid::from_cells(Shape::new(b, b).unwrap(), &cells).unwrap()
+}
+
+/// The first 36x36 grid of 50% blanks in data/large/: near the phase
+/// transition, where the tree and repair searches alone need millions of
+/// nodes and the SAT engine a few hundred thousand.
+fn half_blank_36x36() -> SizedGrid {
+    let text = include_str!("../../data/large/36x36.txt");
+    large_grid(text, 6, |percent| (48..52).contains(&percent))
 }
 
 #[tokio::test]
