@@ -66,8 +66,10 @@ pub fn take_sized_solver(grid: &SizedGrid) -> Box<SizedSolver> {
         .unwrap_or_else(|| Box::new(SizedSolver::new(grid, 1)))
 }
 
-/// Keeps `solver` for the next sized task of this thread.
-pub fn give_sized_solver(solver: Box<SizedSolver>) {
+/// Keeps `solver` for the next sized task of this thread, without what its
+/// last search took beyond its tables (no longer charged to anyone).
+pub fn give_sized_solver(mut solver: Box<SizedSolver>) {
+    solver.release();
     SIZED.with_borrow_mut(|kept| *kept = Some(solver));
 }
 

@@ -309,6 +309,16 @@ impl SizedSolver {
         }
     }
 
+    /// Frees what the last search took beyond the solver's tables (the
+    /// SAT engine and what it learned) and sets the memory cap back to
+    /// [`DEFAULT_MEMORY_CAP`]: for a solver kept between searches, whose
+    /// next user sets its own cap. The search cannot go on after it
+    /// without the engine; [`SizedSolver::restart`] starts the next.
+    pub fn release(&mut self) {
+        self.drop_cdcl();
+        self.memory_cap = DEFAULT_MEMORY_CAP;
+    }
+
     /// What the SAT engine may take under the memory cap.
     fn cdcl_room(&self) -> usize {
         let others = self.heap_bytes() - self.cdcl.heap_bytes();
@@ -1504,9 +1514,11 @@ mod tests {
             capped.heap_bytes(),
             capped.trail.capacity()
         );
-        // A restart clears the engine; the cap stays.
+        // A restart clears the engine; the cap stays until released.
         s.restart(&g, 1);
         assert!(!s.cdcl.ready() && s.heap_bytes() <= SizedSolver::footprint(shape.cells()) * 2);
         assert_eq!(capped.memory_cap, cap);
+        capped.release();
+        assert_eq!(capped.memory_cap, DEFAULT_MEMORY_CAP);
     }
 }
