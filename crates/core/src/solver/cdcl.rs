@@ -106,10 +106,7 @@ impl Cdcl {
         if !self.ready() {
             return 0;
         }
-        self.vars.capacity() * std::mem::size_of::<(u16, u8)>()
-            + self.all_vars * VAR_BYTES
-            + self.clauses * CLAUSE_BYTES
-            + self.conflicts.min(LEARNED_CONFLICTS) as usize * CONFLICT_BYTES
+        self.formula_bytes() + self.conflicts.min(LEARNED_CONFLICTS) as usize * CONFLICT_BYTES
     }
 
     /// Loads the board `placed` (0: open) / `candidates` (of the open
@@ -149,21 +146,22 @@ impl Cdcl {
                 }
             }
         }
+        // Each value a unit lacks, and how many of its cells may take it.
         let mut places = Vec::new();
         for kind in UnitKind::ALL {
             for u in 0..n {
-                for v in 0..n {
-                    let k = shape
-                        .unit_cells(kind, u)
-                        .filter(|&c| ids[c * n + v] != 0)
-                        .count();
-                    let there = shape
-                        .unit_cells(kind, u)
-                        .any(|c| usize::from(placed(c)) == v + 1);
-                    if !there {
-                        places.push((kind, u, v));
-                        count(k);
-                    }
+                let done = shape
+                    .unit_cells(kind, u)
+                    .filter(|&c| placed(c) != 0)
+                    .fold(0u64, |m, c| m | 1 << (placed(c) - 1));
+                for v in (0..n).filter(|v| done >> v & 1 == 0) {
+                    places.push((kind, u, v));
+                    count(
+                        shape
+                            .unit_cells(kind, u)
+                            .filter(|&c| ids[c * n + v] != 0)
+                            .count(),
+                    );
                 }
             }
         }
@@ -171,7 +169,7 @@ impl Cdcl {
         self.vars = vars;
         self.all_vars = all_vars;
         self.clauses = clauses;
-        if self.heap_bytes_of_formula() > cap {
+        if self.formula_bytes() > cap {
             self.clear();
             return false;
         }
@@ -187,12 +185,10 @@ impl Cdcl {
             let mut sat = Box::new(sat);
             let mut next = self.vars.len() as i32 + 1;
             let mut lits: Vec<i32> = Vec::with_capacity(n);
-            for c in 0..shape.cells() {
+            for c in (0..shape.cells()).filter(|&c| placed(c) == 0) {
                 lits.clear();
                 lits.extend((0..n).map(|v| ids[c * n + v] as i32).filter(|&id| id != 0));
-                if placed(c) == 0 {
-                    exactly_one(&mut sat, &lits, &mut next);
-                }
+                exactly_one(&mut sat, &lits, &mut next);
             }
             for &(kind, u, v) in &places {
                 lits.clear();
@@ -211,7 +207,7 @@ impl Cdcl {
     }
 
     /// The estimated bytes of the formula alone, before any conflict.
-    fn heap_bytes_of_formula(&self) -> usize {
+    fn formula_bytes(&self) -> usize {
         self.vars.capacity() * std::mem::size_of::<(u16, u8)>()
             + self.all_vars * VAR_BYTES
             + self.clauses * CLAUSE_BYTES
