@@ -1078,7 +1078,7 @@ async fn a_half_blank_grid_gets_the_sat_engine_when_the_connection_can_hold_it()
     // solved within a budget the other searches alone do not finish in.
     let roomy = TestServer::start_with(
         |c| {
-            c.max_nodes = 400_000;
+            c.max_nodes = 600_000;
             c.connection_buffer_bytes = 64 << 20;
             c.max_buffered_request_bytes = 256 << 20;
         },
@@ -1090,7 +1090,7 @@ async fn a_half_blank_grid_gets_the_sat_engine_when_the_connection_can_hold_it()
     check(&grid, s.grid.as_ref().unwrap(), false);
     // The default buffer (4 MiB a connection) leaves the engine out: the
     // same budget ends at the work limit, and the call is not refused.
-    let tight = TestServer::start_with(|c| c.max_nodes = 400_000, |s| s).await;
+    let tight = TestServer::start_with(|c| c.max_nodes = 600_000, |s| s).await;
     let s = solve(&tight).await;
     assert_eq!(s.outcome(), Outcome::WorkLimitReached);
 }

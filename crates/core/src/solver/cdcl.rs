@@ -23,6 +23,17 @@
 //! that is what it brings to grids about half blank, where a conflict high
 //! up recurs in every run that does not learn it.
 //!
+//! One solve, paused between slices: every call into CaDiCaL starts its
+//! restart, rephase and inprocessing schedules again, so slices made of
+//! calls (the service's slices are a few hundred nodes) never reach the
+//! long runs that solve these grids. The solver therefore runs one call on
+//! a thread of its own, and its termination check, which CaDiCaL asks
+//! about once per conflict, counts the slice down and, when it is spent,
+//! parks that thread until the next slice (or the search is dropped, which
+//! ends the call). Only one of the two threads runs at a time: the search
+//! still uses one core, and its budget, deadline and cancellation hold to
+//! within one check (about 0.1 ms on a 36x36 grid).
+//!
 //! Memory: CaDiCaL allocates with the C++ allocator, out of sight of
 //! [`heap_bytes`](Cdcl::heap_bytes), which is an estimate: bytes per
 //! variable, clause and conflict, set from whole processes' resident sizes
@@ -43,6 +54,11 @@ const CLAUSE_BYTES: usize = 128;
 const CONFLICT_BYTES: usize = 256;
 const LEARNED_CONFLICTS: u64 = 1 << 20;
 
+/// The thread the solver runs on needs little stack of its own (CaDiCaL
+/// keeps its data on the heap).
+#[cfg(feature = "cdcl")]
+const STACK_BYTES: usize = 4 << 20;
+
 /// How a slice ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "cdcl"), allow(dead_code))]
@@ -59,7 +75,7 @@ pub(super) enum Sat {
 #[derive(Default)]
 pub(super) struct Cdcl {
     #[cfg(feature = "cdcl")]
-    sat: Option<Box<cadical::Solver>>,
+    sat: Option<worker::Worker>,
     /// The (cell, value) of each problem variable, from variable 1.
     vars: Vec<(u16, u8)>,
     /// The formula's variables (auxiliary ones included) and clauses.
@@ -93,6 +109,7 @@ impl Cdcl {
     pub(super) fn clear(&mut self) {
         #[cfg(feature = "cdcl")]
         {
+            // Dropping the worker ends its call and joins its thread.
             self.sat = None;
         }
         self.vars = Vec::new();
@@ -178,11 +195,10 @@ impl Cdcl {
             // "sat": tuned for formulas that have a model, as these grids
             // (nearly) always do; it keeps the solver in its stable mode
             // from one call to the next.
-            let Ok(sat) = cadical::Solver::with_config("sat") else {
+            let Ok(mut sat) = cadical::Solver::<worker::Meter>::with_config("sat") else {
                 self.clear();
                 return false;
             };
-            let mut sat = Box::new(sat);
             let mut next = self.vars.len() as i32 + 1;
             let mut lits: Vec<i32> = Vec::with_capacity(n);
             for c in (0..shape.cells()).filter(|&c| placed(c) == 0) {
@@ -201,7 +217,13 @@ impl Cdcl {
                 exactly_one(&mut sat, &lits, &mut next);
             }
             debug_assert_eq!(next as usize - 1, self.all_vars);
-            self.sat = Some(sat);
+            match worker::Worker::spawn(sat, self.vars.len()) {
+                Some(w) => self.sat = Some(w),
+                None => {
+                    self.clear();
+                    return false;
+                }
+            }
         }
         true
     }
@@ -213,22 +235,18 @@ impl Cdcl {
             + self.clauses * CLAUSE_BYTES
     }
 
-    /// Searches on for at most `conflicts` conflicts.
-    pub(super) fn run(&mut self, conflicts: u64) -> Sat {
+    /// Searches on from where the last slice paused, for `conflicts`
+    /// conflicts at most (counted as CaDiCaL's termination checks, which
+    /// come about once a conflict): how it ended, and the conflicts it
+    /// took (all of them unless it ended the search).
+    pub(super) fn run(&mut self, conflicts: u64) -> (Sat, u64) {
         #[cfg(feature = "cdcl")]
         if let Some(sat) = self.sat.as_mut() {
-            let slice = conflicts.clamp(1, i32::MAX as u64);
-            self.conflicts = self.conflicts.saturating_add(slice);
-            // Only a name the solver does not know fails here.
-            let _ = sat.set_limit("conflicts", slice as i32);
-            return match sat.solve() {
-                Some(true) => Sat::Solved,
-                Some(false) => Sat::NoSolution,
-                None => Sat::Paused,
-            };
+            let (answer, made) = sat.run(conflicts);
+            self.conflicts = self.conflicts.saturating_add(made);
+            return (answer, made);
         }
-        let _ = conflicts;
-        Sat::Paused
+        (Sat::Paused, conflicts)
     }
 
     /// Writes the model's values into `values` (the open cells' entries),
@@ -236,13 +254,176 @@ impl Cdcl {
     pub(super) fn fill(&self, values: &mut [u8]) {
         #[cfg(feature = "cdcl")]
         if let Some(sat) = self.sat.as_ref() {
-            for (k, &(cell, v)) in self.vars.iter().enumerate() {
-                if sat.value(k as i32 + 1) == Some(true) {
-                    values[usize::from(cell)] = v;
+            sat.with_model(|model| {
+                for (&(cell, v), &on) in self.vars.iter().zip(model) {
+                    if on {
+                        values[usize::from(cell)] = v;
+                    }
                 }
-            }
+            });
         }
         let _ = values;
+    }
+}
+
+/// The solver's thread, and the gate between it and the search.
+#[cfg(feature = "cdcl")]
+mod worker {
+    use std::panic::AssertUnwindSafe;
+    use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    use std::thread::JoinHandle;
+
+    use super::{STACK_BYTES, Sat};
+
+    /// What the two threads share, under the mutex.
+    #[derive(Default)]
+    struct Gate {
+        /// Termination checks granted so far, and passed so far.
+        granted: u64,
+        made: u64,
+        /// The search is dropped: the call ends.
+        abort: bool,
+        /// The solver's thread is parked (its slice spent) or done.
+        parked: bool,
+        /// The call's answer, once it returned: Some(true) a model (in
+        /// `model`), Some(false) none exists, None stopped.
+        done: Option<Option<bool>>,
+        /// The value of each problem variable (from variable 1) in the model.
+        model: Vec<bool>,
+    }
+
+    struct Shared {
+        gate: Mutex<Gate>,
+        turn: Condvar,
+    }
+
+    impl Shared {
+        fn lock(&self) -> MutexGuard<'_, Gate> {
+            // A panic on the other thread leaves nothing half-written here
+            // that matters: the gate's fields are each whole.
+            self.gate.lock().unwrap_or_else(|e| e.into_inner())
+        }
+        fn wait<'a>(&self, g: MutexGuard<'a, Gate>) -> MutexGuard<'a, Gate> {
+            self.turn.wait(g).unwrap_or_else(|e| e.into_inner())
+        }
+    }
+
+    /// CaDiCaL's termination check: counts the slice down, and parks the
+    /// solver's thread while the search has the core.
+    pub(super) struct Meter(Arc<Shared>);
+
+    impl cadical::Callbacks for Meter {
+        fn terminate(&mut self) -> bool {
+            let shared = &self.0;
+            let mut g = shared.lock();
+            while !g.abort && g.made >= g.granted {
+                g.parked = true;
+                shared.turn.notify_all();
+                g = shared.wait(g);
+            }
+            g.parked = false;
+            if g.abort {
+                return true;
+            }
+            g.made += 1;
+            false
+        }
+    }
+
+    /// One call of the solver on its own thread.
+    pub(super) struct Worker {
+        shared: Arc<Shared>,
+        thread: Option<JoinHandle<()>>,
+    }
+
+    impl Worker {
+        /// Starts the call on `sat`, whose problem variables are 1 to
+        /// `vars`; it parks at its first termination check. None when no
+        /// thread could be made.
+        pub(super) fn spawn(mut sat: cadical::Solver<Meter>, vars: usize) -> Option<Worker> {
+            let shared = Arc::new(Shared {
+                gate: Mutex::new(Gate::default()),
+                turn: Condvar::new(),
+            });
+            sat.set_callbacks(Some(Meter(Arc::clone(&shared))));
+            let theirs = Arc::clone(&shared);
+            let thread = std::thread::Builder::new()
+                .name("sudoku-sat".into())
+                .stack_size(STACK_BYTES)
+                .spawn(move || {
+                    // Whatever happens, the search hears that the call ended.
+                    let (answer, model) = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        let answer = sat.solve();
+                        let model = if answer == Some(true) {
+                            (1..=vars as i32)
+                                .map(|v| sat.value(v) == Some(true))
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                        // The solver's memory goes back before the search
+                        // goes on.
+                        drop(sat);
+                        (answer, model)
+                    }))
+                    .unwrap_or((None, Vec::new()));
+                    let mut g = theirs.lock();
+                    g.model = model;
+                    g.done = Some(answer);
+                    g.parked = true;
+                    theirs.turn.notify_all();
+                })
+                .ok()?;
+            let w = Worker {
+                shared,
+                thread: Some(thread),
+            };
+            // Until its first check the solver reads its formula: that is
+            // this thread's time too.
+            let mut g = w.shared.lock();
+            while !g.parked {
+                g = w.shared.wait(g);
+            }
+            drop(g);
+            Some(w)
+        }
+
+        /// Lets the call go on for `checks` more termination checks, and
+        /// waits until it parks again or ends: how, and the checks made.
+        pub(super) fn run(&mut self, checks: u64) -> (Sat, u64) {
+            let mut g = self.shared.lock();
+            let from = g.made;
+            if g.done.is_none() {
+                g.granted = g.made.saturating_add(checks);
+                g.parked = false;
+                self.shared.turn.notify_all();
+                while !g.parked {
+                    g = self.shared.wait(g);
+                }
+            }
+            let made = g.made - from;
+            let answer = match g.done {
+                Some(Some(true)) => Sat::Solved,
+                Some(Some(false)) => Sat::NoSolution,
+                _ => Sat::Paused,
+            };
+            (answer, made)
+        }
+
+        /// Reads the model, after [`Sat::Solved`].
+        pub(super) fn with_model(&self, read: impl FnOnce(&[bool])) {
+            read(&self.shared.lock().model);
+        }
+    }
+
+    impl Drop for Worker {
+        fn drop(&mut self) {
+            self.shared.lock().abort = true;
+            self.shared.turn.notify_all();
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
     }
 }
 
@@ -263,7 +444,7 @@ fn amo_aux(k: usize) -> usize {
 /// Adds "exactly one of `lits`": an empty `lits` is the empty clause (the
 /// board has no solution). Auxiliary variables are numbered from `next`.
 #[cfg(feature = "cdcl")]
-fn exactly_one(sat: &mut cadical::Solver, lits: &[i32], next: &mut i32) {
+fn exactly_one<C: cadical::Callbacks>(sat: &mut cadical::Solver<C>, lits: &[i32], next: &mut i32) {
     sat.add_clause(lits.iter().copied());
     let k = lits.len();
     if k <= PAIRWISE {

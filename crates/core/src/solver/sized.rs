@@ -47,12 +47,13 @@
 //! grid with many solutions is where the tree search fails near its end
 //! and repair does not; near the phase transition the tree search finds
 //! what repair does not. Prime sides (a box that is a whole row) and
-//! Generate's searches never repair. Below 50% open, after each run a SAT
-//! engine (`solver/cdcl.rs`: the root's board as a formula, kept with what
-//! it learned from turn to turn) takes a turn of four times the run's
-//! nodes, a conflict counting ten: grids about half blank are where a
-//! search that learns from its conflicts wins. Counting searches and
-//! smaller sides keep the one ordered search.
+//! Generate's searches never repair. Below 60% open, after each run (and
+//! repair's turn) a SAT engine (`solver/cdcl.rs`: the root's board as a
+//! formula, one solver call paused between turns) takes a turn of four
+//! times the run's nodes below 50% open, one time from 50%, a conflict
+//! counting ten: grids about half blank are where a search that learns
+//! from its conflicts wins. Counting searches and smaller sides keep the
+//! one ordered search.
 
 use super::anneal::{self, Anneal, Outcome};
 use super::cdcl::{Cdcl, Sat};
@@ -160,6 +161,7 @@ pub struct SizedSolver {
     cdcl: Cdcl,
     cdcl_left: u64,
     cdcl_on: bool,
+    cdcl_share: u64,
     /// The most bytes the solver may hold ([`SizedSolver::set_memory_cap`]).
     memory_cap: usize,
 }
@@ -198,6 +200,7 @@ impl SizedSolver {
             cdcl: Cdcl::default(),
             cdcl_left: 0,
             cdcl_on: false,
+            cdcl_share: 0,
             memory_cap: DEFAULT_MEMORY_CAP,
         };
         s.reshape(puzzle.shape());
@@ -435,7 +438,8 @@ impl SizedSolver {
             self.repair_left = ran.saturating_mul(self.share);
         }
         if self.cdcl_on {
-            self.cdcl_left = ran.saturating_mul(CDCL_SHARE);
+            // Whole conflicts, so a turn is the same however it is sliced.
+            self.cdcl_left = ran.saturating_mul(self.cdcl_share) / CONFLICT_NODES * CONFLICT_NODES;
         }
         self.run_nodes = 0;
     }
@@ -454,9 +458,10 @@ impl SizedSolver {
     }
 
     /// Gives the SAT engine the rest of its turn, within the budget
-    /// (`stop_at` nodes), in chunks of [`CDCL_CHUNK`] conflicts worth
-    /// [`CONFLICT_NODES`] nodes each: a call may run one chunk past
-    /// `stop_at`.
+    /// (`stop_at` nodes), a conflict counted as [`CONFLICT_NODES`] nodes:
+    /// whole conflicts, at least one (so a call may end up to nine nodes
+    /// past `stop_at`); a turn is a whole number of conflicts, so the
+    /// engine runs the same conflicts however the turn is sliced.
     fn cdcl_turn(&mut self, stop_at: u64) -> Option<Progress> {
         while self.cdcl_left > 0 {
             if self.answer.stats.nodes >= stop_at {
@@ -474,10 +479,13 @@ impl SizedSolver {
                     break;
                 }
             }
-            let nodes = CDCL_CHUNK * CONFLICT_NODES;
+            let slice =
+                (self.cdcl_left.min(stop_at - self.answer.stats.nodes) / CONFLICT_NODES).max(1);
+            let (sat, made) = self.cdcl.run(slice);
+            let nodes = made * CONFLICT_NODES;
             self.answer.stats.nodes += nodes;
             self.cdcl_left = self.cdcl_left.saturating_sub(nodes);
-            match self.cdcl.run(CDCL_CHUNK) {
+            match sat {
                 Sat::Solved => {
                     // The root's board, its open cells filled by the model.
                     for c in 0..self.cells {
@@ -626,7 +634,14 @@ impl SizedSolver {
         if self.frames.is_empty() && self.shake && self.repair_on && self.runs == 0 {
             // Decided once: a dropped engine stays dropped.
             let open = self.words[2 * self.cells + 3 * self.n] as usize;
-            self.cdcl_on = Cdcl::AVAILABLE && open * 100 < MIXED_OPEN_PERCENT * self.cells;
+            self.cdcl_share = if open * 100 < MIXED_OPEN_PERCENT * self.cells {
+                CDCL_SHARE
+            } else if open * 100 < REPAIR_OPEN_PERCENT * self.cells {
+                CDCL_MIXED_SHARE
+            } else {
+                0
+            };
+            self.cdcl_on = Cdcl::AVAILABLE && self.cdcl_share > 0;
         }
         if remaining & (remaining - 1) != 0 {
             self.answer.stats.guesses += 1;
@@ -1152,25 +1167,24 @@ const FIRST_RUN_PER_CELL: usize = 1;
 
 /// Near the phase transition (the root leaves less than
 /// [`MIXED_OPEN_PERCENT`] of the cells open), the SAT engine's turn after
-/// each tree run, as a multiple of the run's nodes. Not from 50% open: with
-/// turns there too (after repair's), 64x64 at 58% blanks solved 1 of 2
-/// grids in 60 s where tree and repair alone solved both, and 49x49 at 58%
-/// took a median 8.0 s instead of 3.3 s.
+/// each tree run, as a multiple of the run's nodes.
 const CDCL_SHARE: u64 = 4;
+
+/// From [`MIXED_OPEN_PERCENT`] to [`REPAIR_OPEN_PERCENT`] open, the SAT
+/// engine's turn after the tree run's and repair's, as a multiple of the
+/// run's nodes. On the grids of 58% blanks in data/large/ (60 s each,
+/// whole processes), without these turns 36x36 solved 9 of 10 (the tenth
+/// at the work limit in 31 s; CaDiCaL 1.8 s), with a share of 1 all 10,
+/// and 49x49 and 64x64 kept their counts (9 and 10 of 10) at 10-20% more
+/// time; a share of 2 took 36x36 a little faster and 49x49 and 64x64
+/// 25-40% slower. (When the engine's calls were cut into chunks of 2,000
+/// conflicts, these turns cost 64x64 one of its two grids.)
+const CDCL_MIXED_SHARE: u64 = 1;
 
 /// The nodes one conflict of the SAT engine counts for: about the time of
 /// a tree node (look-ahead probes counted) on the 36x36 and 64x64 grids of
 /// 50% blanks in data/large/.
 const CONFLICT_NODES: u64 = 10;
-
-/// The conflicts of one call into the SAT engine, so a call may run this
-/// many past its node budget (about 0.2 s on a 36x36 or 64x64 grid). Each
-/// call starts the solver's restart and rephase schedules again, and calls
-/// of a few dozen conflicts (the service's slices) never reach the long
-/// runs that solve these grids: on the first 36x36 grid of 50% blanks in
-/// data/large/, CaDiCaL alone on the root's board took 4.4 s in one call
-/// and 15 s in calls of 100 conflicts.
-const CDCL_CHUNK: u64 = 2_000;
 
 /// A solver's default memory cap ([`SizedSolver::set_memory_cap`]): what
 /// the SAT engine may grow to on a 64x64 grid near the transition in a
@@ -1498,6 +1512,22 @@ mod tests {
         assert!(solution.is_valid_solution());
         assert!(g.is_kept_by(&solution));
         assert_eq!((s.answer().count, s.answer().complete), (1, true));
+        // The engine's one call is paused between slices, not cut: one
+        // resume runs the same search, conflict for conflict.
+        let mut whole = SizedSolver::new(&g, 1);
+        assert_eq!(whole.resume(2_000_000), Progress::Done);
+        assert_eq!(
+            (whole.answer(), whole.solution()),
+            (s.answer(), Some(solution.clone()))
+        );
+        // Dropped in the middle of a turn, a search ends the engine's call
+        // and joins its thread.
+        let mut paused = SizedSolver::new(&g, 1);
+        while !paused.cdcl.ready() {
+            assert_eq!(paused.resume(500), Progress::Paused);
+        }
+        assert_eq!(paused.resume(500), Progress::Paused);
+        drop(paused);
         // Capped below what its formula needs (about 12 MiB by the
         // estimate), the engine never starts, and the solver holds no more
         // than the cap (the tree search's trail grows past its footprint
