@@ -69,6 +69,9 @@ pub(super) enum Sat {
     NoSolution,
     /// The slice's conflicts ran out.
     Paused,
+    /// The call ended without an answer (its thread panicked): the engine
+    /// is gone, and the other searches go on alone.
+    Lost,
 }
 
 /// The SAT engine of one search; empty until [`Cdcl::start`].
@@ -405,7 +408,8 @@ mod worker {
             let answer = match g.done {
                 Some(Some(true)) => Sat::Solved,
                 Some(Some(false)) => Sat::NoSolution,
-                _ => Sat::Paused,
+                Some(None) => Sat::Lost,
+                None => Sat::Paused,
             };
             (answer, made)
         }

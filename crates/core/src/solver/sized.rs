@@ -156,12 +156,11 @@ pub struct SizedSolver {
     /// [`REPAIR_SHARE`] on a sparse grid, whose first run is cut short.
     share: u64,
     /// The SAT engine a restarting search near the phase transition gives
-    /// turns of [`CDCL_SHARE`] times each tree run's nodes (see
-    /// `solver/cdcl.rs`), the nodes its current turn has left, and whether
-    /// this search gives it turns.
+    /// turns (see `solver/cdcl.rs`), the nodes its current turn has left,
+    /// and its turn after a tree run as a multiple of the run's nodes (0:
+    /// no turns in this search, or none any more).
     cdcl: Cdcl,
     cdcl_left: u64,
-    cdcl_on: bool,
     cdcl_share: u64,
     /// The most bytes the solver may hold ([`SizedSolver::set_memory_cap`]).
     memory_cap: usize,
@@ -200,7 +199,6 @@ impl SizedSolver {
             share: 0,
             cdcl: Cdcl::default(),
             cdcl_left: 0,
-            cdcl_on: false,
             cdcl_share: 0,
             memory_cap: DEFAULT_MEMORY_CAP,
         };
@@ -378,7 +376,7 @@ impl SizedSolver {
         self.share = 0;
         self.cdcl.clear();
         self.cdcl_left = 0;
-        self.cdcl_on = false;
+        self.cdcl_share = 0;
     }
 
     /// Starts a search as [`SizedSolver::restart`] does, but one that never
@@ -420,7 +418,12 @@ impl SizedSolver {
     /// run of [`RESTART_UNIT`] branches was the whole search (49x49 at 42%
     /// blanks: 181,000 nodes, 3 s, where the engine needs 340 conflicts).
     fn cdcl_first(&self) -> bool {
-        self.cdcl_on && self.cdcl_share == CDCL_SHARE
+        self.cdcl_share == CDCL_SHARE
+    }
+
+    /// Whether this search gives the SAT engine turns.
+    fn cdcl_on(&self) -> bool {
+        self.cdcl_share > 0
     }
 
     /// Whether the root left at least [`REPAIR_OPEN_PERCENT`] of the cells
@@ -448,7 +451,7 @@ impl SizedSolver {
         if self.share > 0 && self.repair.ready() {
             self.repair_left = ran.saturating_mul(self.share);
         }
-        if self.cdcl_on {
+        if self.cdcl_on() {
             // Whole conflicts, so a turn is the same however it is sliced.
             self.cdcl_left = ran.saturating_mul(self.cdcl_share) / CONFLICT_NODES * CONFLICT_NODES;
         }
@@ -527,6 +530,7 @@ impl SizedSolver {
                         self.drop_cdcl();
                     }
                 }
+                Sat::Lost => self.drop_cdcl(),
             }
         }
         None
@@ -535,7 +539,7 @@ impl SizedSolver {
     /// Ends the SAT engine's turns in this search and frees it.
     fn drop_cdcl(&mut self) {
         self.cdcl.clear();
-        self.cdcl_on = false;
+        self.cdcl_share = 0;
         self.cdcl_left = 0;
     }
 
@@ -645,14 +649,15 @@ impl SizedSolver {
         if self.frames.is_empty() && self.shake && self.repair_on && self.runs == 0 {
             // Decided once: a dropped engine stays dropped.
             let open = self.words[2 * self.cells + 3 * self.n] as usize;
-            self.cdcl_share = if open * 100 < MIXED_OPEN_PERCENT * self.cells {
+            self.cdcl_share = if !Cdcl::AVAILABLE {
+                0
+            } else if open * 100 < MIXED_OPEN_PERCENT * self.cells {
                 CDCL_SHARE
             } else if open * 100 < REPAIR_OPEN_PERCENT * self.cells {
                 CDCL_MIXED_SHARE
             } else {
                 0
             };
-            self.cdcl_on = Cdcl::AVAILABLE && self.cdcl_share > 0;
         }
         if remaining & (remaining - 1) != 0 {
             self.answer.stats.guesses += 1;
@@ -1547,7 +1552,7 @@ mod tests {
         let mut capped = SizedSolver::new(&g, 1);
         capped.set_memory_cap(cap);
         assert_eq!(capped.resume(500_000), Progress::Paused);
-        assert!(!capped.cdcl.ready() && !capped.cdcl_on);
+        assert!(!capped.cdcl.ready() && !capped.cdcl_on());
         assert_eq!(capped.cdcl.heap_bytes(), 0);
         assert!(
             capped.heap_bytes() <= cap,
