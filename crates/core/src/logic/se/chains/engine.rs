@@ -2,8 +2,6 @@
 //! "on", or false, "off"), the implications between them, and a chaining
 //! run, which grows the sets of potentials one assumption forces.
 
-use std::collections::VecDeque;
-
 use super::super::{Chaining, GoOn};
 use crate::logic::candidates::{Layout, bit};
 use crate::logic::{Candidates, Stopped};
@@ -98,11 +96,6 @@ impl Grid {
         }
     }
 
-    pub fn copy_from(&mut self, other: &Grid) {
-        self.masks.copy_from_slice(&other.masks);
-        self.pos.copy_from_slice(&other.pos);
-    }
-
     /// Removes candidate `d` from `cell`.
     pub fn remove(&mut self, l: &Layout, cell: usize, d: u8) {
         let n = l.n();
@@ -112,6 +105,11 @@ impl Grid {
         for k in 0..3 {
             self.pos[units[k] as usize * n + d as usize - 1] &= !(1u64 << places[k]);
         }
+    }
+
+    pub fn copy_from(&mut self, other: &Grid) {
+        self.masks.copy_from_slice(&other.masks);
+        self.pos.copy_from_slice(&other.pos);
     }
 
     #[inline]
@@ -215,6 +213,51 @@ pub(super) fn off_to_on(
     }
 }
 
+/// The implications of each potential on a grid that does not change
+/// (a level-0 search, a static run), found once.
+#[derive(Default)]
+pub(super) struct Memo {
+    at: Vec<u32>,
+    len: Vec<u8>,
+    data: Vec<Imp>,
+    buf: Vec<Imp>,
+}
+
+impl Memo {
+    pub fn new(count: usize) -> Memo {
+        Memo {
+            at: vec![NONE; count],
+            len: vec![0; count],
+            data: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn reset(&mut self) {
+        self.at.fill(NONE);
+        self.data.clear();
+    }
+
+    /// What `p` implies on `grid`: its "off" potentials when on, with
+    /// `y`; its "on" potentials when off, with `y` and `x`.
+    #[inline]
+    pub fn get(&mut self, l: &Layout, g: Geo, grid: &Grid, p: Pot, y: bool, x: bool) -> &[Imp] {
+        let k = p as usize;
+        if self.at[k] == NONE {
+            if Geo::on(p) {
+                on_to_off(l, g, grid, p, y, &mut self.buf);
+            } else {
+                off_to_on(l, g, grid, p, y, x, &mut self.buf);
+            }
+            self.at[k] = self.data.len() as u32;
+            self.len[k] = self.buf.len() as u8;
+            self.data.extend_from_slice(&self.buf);
+        }
+        let start = self.at[k] as usize;
+        &self.data[start..start + self.len[k] as usize]
+    }
+}
+
 /// A potential of a run with its parents (the first is the one it follows
 /// from; the others, in dynamic chains, the eliminations it relies on).
 #[derive(Debug, Clone, Copy)]
@@ -242,6 +285,8 @@ pub(super) struct Run {
     pub absurd: Option<(u32, u32)>,
     /// Sorted (potential, node) of the two sets.
     index: Vec<(Pot, u32)>,
+    /// The potentials of the two sets, a bit each.
+    bits: Vec<u64>,
 }
 
 impl Run {
@@ -252,6 +297,14 @@ impl Run {
 
     /// The node of `p` in the run's sets.
     pub fn get(&self, p: Pot) -> Option<u32> {
+        let p32 = p as usize;
+        if self
+            .bits
+            .get(p32 / 64)
+            .is_none_or(|w| w >> (p32 % 64) & 1 == 0)
+        {
+            return None;
+        }
         self.index
             .binary_search_by_key(&p, |e| e.0)
             .ok()
@@ -278,6 +331,7 @@ impl Run {
         self.offs.clear();
         self.absurd = None;
         self.index.clear();
+        self.bits.clear();
     }
 
     /// The first-parent path from node `i` back to the start, `i` first.
@@ -321,6 +375,12 @@ pub(super) struct Engine<'a> {
     pub nested: Vec<NestedInfo>,
     todo: Vec<u32>,
     next: Vec<u32>,
+    /// A run's queues of "on" and "off" nodes to expand (read from a
+    /// cursor: nodes are only added at the end).
+    pending_on: Vec<u32>,
+    pending_off: Vec<u32>,
+    /// The implications on the base grid, for runs that do not change it.
+    memo: Memo,
 }
 
 thread_local! {
@@ -342,6 +402,7 @@ impl Run {
             + self.par.capacity() * size_of::<u32>()
             + (self.ons.capacity() + self.offs.capacity()) * size_of::<u32>()
             + self.index.capacity() * size_of::<(Pot, u32)>()
+            + self.bits.capacity() * size_of::<u64>()
     }
 }
 
@@ -381,6 +442,9 @@ impl<'a> Engine<'a> {
             nested: Vec::new(),
             todo: Vec::new(),
             next: Vec::new(),
+            pending_on: Vec::new(),
+            pending_off: Vec::new(),
+            memo: Memo::new(g.count()),
         }
     }
 
@@ -404,16 +468,32 @@ impl<'a> Engine<'a> {
     /// whenever the plain implications run dry.
     pub fn chain(&mut self, start: Pot, go_on: &mut GoOn<'_>) -> Result<Run, Stopped> {
         let mut run = self.new_run();
-        self.cur.copy_from(&self.base);
+        // Only dynamic runs change the candidates.
+        if self.mode.dynamic {
+            self.cur.copy_from(&self.base);
+        }
         let result = self.grow(&mut run, start, go_on);
+        // The index, sorted by potential: the sets' potentials marked in
+        // a bitset, read back in order (each potential is in the sets
+        // once, at the node its slot holds).
+        run.index.clear();
+        run.bits.clear();
+        run.bits.resize(self.g.count().div_ceil(64), 0);
+        for &i in run.ons.iter().chain(run.offs.iter()) {
+            let p = run.nodes[i as usize].pot as usize;
+            run.bits[p / 64] |= 1 << (p % 64);
+        }
+        for (k, &word) in run.bits.iter().enumerate() {
+            let mut w = word;
+            while w != 0 {
+                let p = k * 64 + w.trailing_zeros() as usize;
+                w &= w - 1;
+                run.index.push((p as Pot, self.slot[p]));
+            }
+        }
         for node in &run.nodes {
             self.slot[node.pot as usize] = NONE;
         }
-        run.index.clear();
-        for &i in run.ons.iter().chain(run.offs.iter()) {
-            run.index.push((run.nodes[i as usize].pot, i));
-        }
-        run.index.sort_unstable();
         result.map(|()| run)
     }
 
@@ -432,22 +512,31 @@ impl<'a> Engine<'a> {
         let (l, g) = (self.l, self.g);
         let y = !self.mode.nishio;
         let dynamic = self.mode.dynamic;
-        let mut pending_on = VecDeque::new();
-        let mut pending_off = VecDeque::new();
+        let mut pending_on = std::mem::take(&mut self.pending_on);
+        let mut pending_off = std::mem::take(&mut self.pending_off);
+        pending_on.clear();
+        pending_off.clear();
+        let (mut next_on, mut next_off) = (0, 0);
         let i = self.add(run, start, START, NONE, &[]);
         if Geo::on(start) {
-            pending_on.push_back(i);
+            pending_on.push(i);
         } else {
-            pending_off.push_back(i);
+            pending_off.push(i);
         }
         let mut imps = std::mem::take(&mut self.imps);
         let mut parents = std::mem::take(&mut self.hidden);
+        let mut memo = std::mem::take(&mut self.memo);
         let mut result = Ok(());
         loop {
-            if let Some(i) = pending_on.pop_front() {
+            if let Some(&i) = pending_on.get(next_on) {
+                next_on += 1;
                 let p = run.nodes[i as usize].pot;
-                on_to_off(l, g, &self.cur, p, y, &mut imps);
-                for imp in &imps {
+                // The base grid's implications, of the candidates the run
+                // has left (an "on" potential's are in the same order).
+                for imp in memo.get(l, g, &self.base, p, y, true) {
+                    if dynamic && self.cur.masks[g.cell(imp.pot)] & bit(g.digit(imp.pot)) == 0 {
+                        continue;
+                    }
                     let on = self.slot[(imp.pot | 1) as usize];
                     if on != NONE {
                         let off = run.push(imp.pot, imp.cause, NONE, &[i]);
@@ -456,16 +545,17 @@ impl<'a> Engine<'a> {
                     }
                     if self.slot[imp.pot as usize] == NONE {
                         let j = self.add(run, imp.pot, imp.cause, NONE, &[i]);
-                        pending_off.push_back(j);
+                        pending_off.push(j);
                     }
                 }
                 if run.absurd.is_some() {
                     break;
                 }
-            } else if let Some(i) = pending_off.pop_front() {
+            } else if let Some(&i) = pending_off.get(next_off) {
+                next_off += 1;
                 let p = run.nodes[i as usize].pot;
-                off_to_on(l, g, &self.cur, p, y, true, &mut imps);
                 if dynamic {
+                    off_to_on(l, g, &self.cur, p, y, true, &mut imps);
                     let (cell, d) = (g.cell(p), g.digit(p));
                     for imp in &imps {
                         parents.clear();
@@ -479,12 +569,12 @@ impl<'a> Engine<'a> {
                         }
                         if self.slot[imp.pot as usize] == NONE {
                             let j = self.add(run, imp.pot, imp.cause, NONE, &parents);
-                            pending_on.push_back(j);
+                            pending_on.push(j);
                         }
                     }
                     self.cur.remove(l, cell, d);
                 } else {
-                    for imp in &imps {
+                    for imp in memo.get(l, g, &self.base, p, y, true) {
                         let off = self.slot[(imp.pot & !1) as usize];
                         if off != NONE {
                             let on = run.push(imp.pot, imp.cause, NONE, &[i]);
@@ -493,7 +583,7 @@ impl<'a> Engine<'a> {
                         }
                         if self.slot[imp.pot as usize] == NONE {
                             let j = self.add(run, imp.pot, imp.cause, NONE, &[i]);
-                            pending_on.push_back(j);
+                            pending_on.push(j);
                         }
                     }
                 }
@@ -503,13 +593,13 @@ impl<'a> Engine<'a> {
             } else {
                 break;
             }
-            if pending_on.is_empty() && pending_off.is_empty() && self.mode.level > 0 {
+            if next_on == pending_on.len() && next_off == pending_off.len() && self.mode.level > 0 {
                 match super::advanced::potentials(self, run, go_on) {
                     Ok(found) => {
                         for (pot, nested, ps) in found {
                             if self.slot[pot as usize] == NONE {
                                 let j = self.add(run, pot, RULE, nested, &ps);
-                                pending_off.push_back(j);
+                                pending_off.push(j);
                             }
                         }
                     }
@@ -522,6 +612,9 @@ impl<'a> Engine<'a> {
         }
         self.imps = imps;
         self.hidden = parents;
+        self.pending_on = pending_on;
+        self.pending_off = pending_off;
+        self.memo = memo;
         result
     }
 
@@ -545,15 +638,18 @@ impl<'a> Engine<'a> {
                 }
             }
         } else {
-            let b = bit(d);
-            for &x in self.l.unit(imp.unit as usize) {
-                let x = x as usize;
-                if source[x] & b != 0 && self.cur.masks[x] & b == 0 {
-                    let s = self.slot[g.pot(x, d, false) as usize];
-                    debug_assert!(s != NONE);
-                    if s != NONE {
-                        out.push(s);
-                    }
+            // The unit's places of the digit the run removed, in the
+            // unit's order.
+            let u = imp.unit as usize;
+            let cells = self.l.unit(u);
+            let mut gone = self.base.places(g.n, u, d) & !self.cur.places(g.n, u, d);
+            while gone != 0 {
+                let x = cells[gone.trailing_zeros() as usize] as usize;
+                gone &= gone - 1;
+                let s = self.slot[g.pot(x, d, false) as usize];
+                debug_assert!(s != NONE);
+                if s != NONE {
+                    out.push(s);
                 }
             }
         }

@@ -213,14 +213,17 @@ fn shared(eng: &mut Engine<'_>, found: &mut Found, runs: &[u32], kind: Multi, ke
     let mut common = Vec::new();
     for &i in first.ons.iter().chain(first.offs.iter()) {
         let pot = first.nodes[i as usize].pot;
-        let mut targets = vec![(runs[0], i)];
-        for &r in &runs[1..] {
-            match found.runs[r as usize].get(pot) {
-                Some(j) => targets.push((r, j)),
-                None => break,
+        if runs[1..]
+            .iter()
+            .all(|&r| found.runs[r as usize].get(pot).is_some())
+        {
+            let mut targets = Vec::with_capacity(runs.len());
+            targets.push((runs[0], i));
+            for &r in &runs[1..] {
+                if let Some(j) = found.runs[r as usize].get(pot) {
+                    targets.push((r, j));
+                }
             }
-        }
-        if targets.len() == runs.len() {
             common.push((pot, targets));
         }
     }

@@ -3,7 +3,7 @@
 //! forcing chains), searched breadth first from every candidate of every
 //! cell with two or more, as SE's doUnaryChaining does.
 
-use super::engine::{self, Engine, Geo, Imp, NONE, Pot, START, off_to_on, on_to_off};
+use super::engine::{self, Engine, Geo, Memo, NONE, Pot, START};
 use super::{Body, Found, Rec, others};
 use crate::logic::Stopped;
 use crate::logic::candidates::{bit, digits_of};
@@ -97,40 +97,6 @@ impl Tree {
     }
 }
 
-/// The implications of each potential, found once per pass (the grid does
-/// not change during a level-0 search).
-struct Memo {
-    at: Vec<u32>,
-    len: Vec<u8>,
-    data: Vec<Imp>,
-    buf: Vec<Imp>,
-}
-
-impl Memo {
-    fn reset(&mut self) {
-        self.at.fill(NONE);
-        self.data.clear();
-    }
-
-    /// What `p` implies: its "off" potentials when on, with `y`; its "on"
-    /// potentials when off, with `y` and `x`.
-    fn get(&mut self, eng: &Engine<'_>, p: Pot, y: bool, x: bool) -> &[Imp] {
-        let k = p as usize;
-        if self.at[k] == NONE {
-            if Geo::on(p) {
-                on_to_off(eng.l, eng.g, &eng.base, p, y, &mut self.buf);
-            } else {
-                off_to_on(eng.l, eng.g, &eng.base, p, y, x, &mut self.buf);
-            }
-            self.at[k] = self.data.len() as u32;
-            self.len[k] = self.buf.len() as u8;
-            self.data.extend_from_slice(&self.buf);
-        }
-        let start = self.at[k] as usize;
-        &self.data[start..start + self.len[k] as usize]
-    }
-}
-
 pub(super) fn collect(
     eng: &mut Engine<'_>,
     found: &mut Found,
@@ -149,12 +115,7 @@ pub(super) fn collect(
         batch: Vec::new(),
         ends: Vec::new(),
     };
-    let mut memo = Memo {
-        at: vec![NONE; g.count()],
-        len: vec![0; g.count()],
-        data: Vec::new(),
-        buf: Vec::new(),
-    };
+    let mut memo = Memo::new(g.count());
     let mut best = Best::default();
     for (y, x) in [(false, true), (true, false), (true, true)] {
         // Every hint of the pass has the base of its cycles (those of
@@ -279,7 +240,11 @@ fn from_on(
     // implies, turned off.
     let mut partners = [NONE; 4];
     let mut cycles = false;
-    for (k, imp) in memo.get(eng, source & !1, y, x).iter().enumerate() {
+    for (k, imp) in memo
+        .get(eng.l, eng.g, &eng.base, source & !1, y, x)
+        .iter()
+        .enumerate()
+    {
         partners[k] = imp.pot & !1;
         cycles = true;
     }
@@ -310,7 +275,7 @@ fn from_on(
         }
         std::mem::swap(&mut batch, &mut frontier);
         for &i in &batch {
-            for imp in memo.get(eng, tree.nodes[i as usize].0, y, x) {
+            for imp in memo.get(eng.l, eng.g, &eng.base, tree.nodes[i as usize].0, y, x) {
                 if odd {
                     // An "off" potential not yet in the tree is no ancestor
                     // (the off marks only say "seen" here).
@@ -459,7 +424,7 @@ fn forcing(
         depth += 1;
         std::mem::swap(&mut batch, &mut frontier);
         for &i in &batch {
-            for imp in memo.get(eng, tree.nodes[i as usize].0, y, true) {
+            for imp in memo.get(eng.l, eng.g, &eng.base, tree.nodes[i as usize].0, y, true) {
                 if imp.pot == negation {
                     ends.push(tree.push(imp.pot, i, imp.cause));
                     break 'search;
