@@ -267,6 +267,8 @@ pub(super) struct Node {
     /// The nested chain (an index into [`Engine::nested`]) behind a
     /// `RULE` potential, or [`NONE`].
     pub nested: u32,
+    /// The links from the start along first parents.
+    pub depth: u32,
     start: u32,
     len: u32,
 }
@@ -314,10 +316,14 @@ impl Run {
     pub fn push(&mut self, pot: Pot, cause: u8, nested: u32, parents: &[u32]) -> u32 {
         let start = self.par.len() as u32;
         self.par.extend_from_slice(parents);
+        let depth = parents
+            .first()
+            .map_or(0, |&p| self.nodes[p as usize].depth + 1);
         self.nodes.push(Node {
             pot,
             cause,
             nested,
+            depth,
             start,
             len: parents.len() as u32,
         });
@@ -690,6 +696,38 @@ impl<'a> Engine<'a> {
         self.todo = todo;
         self.next = next;
         count
+    }
+}
+
+/// The cheapest hint found so far, as the hints sort (difficulty, then
+/// complexity): a search for the cheapest leaves out what would sort
+/// after it. A chain's difficulty grows with its complexity, so a lower
+/// bound on a chain's complexity is enough to leave it out: a
+/// breadth-first level-0 search stops at the depth where every chain it
+/// could still find would sort after the best (a chain found at depth L,
+/// L links, has complexity L for a cycle, whose start comes twice, and
+/// L + 1 for a forcing chain, whose potentials are all different); a
+/// multiple search skips a conclusion whose chains' first-parent paths
+/// alone are too long.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Best(Option<(f64, u32)>);
+
+impl Best {
+    pub fn offer(&mut self, diff: f64, cx: u32) {
+        if self
+            .0
+            .is_none_or(|(d, c)| diff < d || (diff == d && cx < c))
+        {
+            self.0 = Some((diff, cx));
+        }
+    }
+    /// Whether every chain of `base` with complexity `cx` or more sorts
+    /// after the best.
+    pub fn beats(&self, base: f64, cx: u32) -> bool {
+        self.0.is_some_and(|(d, c)| {
+            let diff = difficulty(base, cx);
+            diff > d || (diff == d && cx > c)
+        })
     }
 }
 

@@ -6,7 +6,7 @@
 //! or every place of the digit in a unit, holds (cell and region forcing
 //! chains).
 
-use super::engine::{self, Engine, NONE};
+use super::engine::{self, Best, Engine, NONE};
 use super::{Body, Found, Multi, Rec, others, rule_base};
 use crate::logic::Stopped;
 use crate::logic::candidates::{bit, digits_of};
@@ -37,33 +37,55 @@ impl Runs {
     }
 }
 
-/// A hint whose chains end on `targets` ((run, node) each).
+/// A hint whose chains end on `targets` ((run, node) each) and conclude
+/// what `conclusion` says; None when it concludes nothing, or when only
+/// the cheapest hint is wanted and `best` sorts before it: its complexity
+/// is at least the potentials on its chains' first-parent paths, so those
+/// alone can rule it out before its ancestors are counted.
 fn rec(
     eng: &mut Engine<'_>,
     found: &Found,
+    best: &mut Best,
     kind: Multi,
     key: u8,
-    targets: Vec<(u32, u32)>,
-    removable: Vec<(u16, u8)>,
-    place: Option<(u16, u8)>,
-) -> Rec {
+    targets: &[(u32, u32)],
+    conclusion: impl FnOnce(&Engine<'_>) -> Option<Conclusion>,
+) -> Option<Rec> {
+    let base = rule_base(eng.mode);
+    if eng.cheapest {
+        let least = targets
+            .iter()
+            .map(|&(r, i)| found.runs[r as usize].nodes[i as usize].depth + 1)
+            .sum();
+        if best.beats(base, least) {
+            return None;
+        }
+    }
+    let (removable, place) = conclusion(eng)?;
     let mut nested = Vec::new();
     let mut cx = 0;
-    for &(r, i) in &targets {
+    for &(r, i) in targets {
         cx += eng.ancestors(&found.runs[r as usize], i, &mut nested);
     }
     cx += nested
         .iter()
         .map(|&k| eng.nested[k as usize].complexity)
         .sum::<u32>();
-    Rec {
-        diff: engine::difficulty(rule_base(eng.mode), cx),
+    let diff = engine::difficulty(base, cx);
+    if eng.cheapest {
+        best.offer(diff, cx);
+    }
+    Some(Rec {
+        diff,
         cx,
         key,
         removable,
         place,
-        body: Body::Multi { kind, targets },
-    }
+        body: Body::Multi {
+            kind,
+            targets: targets.to_vec(),
+        },
+    })
 }
 
 /// A hint's eliminations and the digit it places, if any.
@@ -99,6 +121,7 @@ pub(super) fn collect(
     let mut runs = Runs {
         on_run: vec![NONE; n * n * n],
     };
+    let mut best = Best::default();
     for cell in 0..n * n {
         let mask = c.mask(cell);
         let card = mask.count_ones();
@@ -121,32 +144,34 @@ pub(super) fn collect(
                 off = found.runs.len() as u32 - 1;
             }
             if do_contradiction {
-                if let Some((a, b)) = found.runs[on as usize].absurd {
-                    let r = rec(
+                if let Some((a, b)) = found.runs[on as usize].absurd
+                    && let Some(r) = rec(
                         eng,
                         found,
+                        &mut best,
                         Multi::Contradiction(g.pot(cell, d, true)),
                         7,
-                        vec![(on, a), (on, b)],
-                        vec![(cell as u16, d)],
-                        None,
-                    );
+                        &[(on, a), (on, b)],
+                        |_| Some((vec![(cell as u16, d)], None)),
+                    )
+                {
                     found.recs.push(r);
                 }
-                if let Some((a, b)) = found.runs[off as usize].absurd {
-                    let removable = others(c, cell, d);
-                    if !removable.is_empty() {
-                        let r = rec(
-                            eng,
-                            found,
-                            Multi::Contradiction(g.pot(cell, d, false)),
-                            7,
-                            vec![(off, a), (off, b)],
-                            removable,
-                            Some((cell as u16, d)),
-                        );
-                        found.recs.push(r);
-                    }
+                if let Some((a, b)) = found.runs[off as usize].absurd
+                    && let Some(r) = rec(
+                        eng,
+                        found,
+                        &mut best,
+                        Multi::Contradiction(g.pot(cell, d, false)),
+                        7,
+                        &[(off, a), (off, b)],
+                        |eng| {
+                            let removable = others(eng.c, cell, d);
+                            (!removable.is_empty()).then_some((removable, Some((cell as u16, d))))
+                        },
+                    )
+                {
+                    found.recs.push(r);
                 }
             }
             if do_double {
@@ -159,16 +184,15 @@ pub(super) fn collect(
                     }
                 }
                 for (pot, i, j) in pairs {
-                    if let Some((removable, place)) = conclusion(eng, pot) {
-                        let r = rec(
-                            eng,
-                            found,
-                            Multi::Double(g.pot(cell, d, true)),
-                            1,
-                            vec![(on, i), (off, j)],
-                            removable,
-                            place,
-                        );
+                    if let Some(r) = rec(
+                        eng,
+                        found,
+                        &mut best,
+                        Multi::Double(g.pot(cell, d, true)),
+                        1,
+                        &[(on, i), (off, j)],
+                        |eng| conclusion(eng, pot),
+                    ) {
                         found.recs.push(r);
                     }
                 }
@@ -194,13 +218,27 @@ pub(super) fn collect(
                         }
                         place_runs.push(runs.on(eng, found, x, d, go_on)?);
                     }
-                    shared(eng, found, &place_runs, Multi::Region(u as u16, d), 6);
+                    shared(
+                        eng,
+                        found,
+                        &mut best,
+                        &place_runs,
+                        Multi::Region(u as u16, d),
+                        6,
+                    );
                 }
             }
             value_runs.push(on);
         }
         if !mode.nishio && (card == 2 || (mode.multiple && card > 2)) {
-            shared(eng, found, &value_runs, Multi::Cell(cell as u16), 5);
+            shared(
+                eng,
+                found,
+                &mut best,
+                &value_runs,
+                Multi::Cell(cell as u16),
+                5,
+            );
         }
     }
     Ok(())
@@ -208,7 +246,14 @@ pub(super) fn collect(
 
 /// The potentials every run of `runs` forces, in the order of the first
 /// run ("on" ones first), each a hint.
-fn shared(eng: &mut Engine<'_>, found: &mut Found, runs: &[u32], kind: Multi, key: u8) {
+fn shared(
+    eng: &mut Engine<'_>,
+    found: &mut Found,
+    best: &mut Best,
+    runs: &[u32],
+    kind: Multi,
+    key: u8,
+) {
     let first = &found.runs[runs[0] as usize];
     let mut common = Vec::new();
     for &i in first.ons.iter().chain(first.offs.iter()) {
@@ -228,8 +273,9 @@ fn shared(eng: &mut Engine<'_>, found: &mut Found, runs: &[u32], kind: Multi, ke
         }
     }
     for (pot, targets) in common {
-        if let Some((removable, place)) = conclusion(eng, pot) {
-            let r = rec(eng, found, kind, key, targets, removable, place);
+        if let Some(r) = rec(eng, found, best, kind, key, &targets, |eng| {
+            conclusion(eng, pot)
+        }) {
             found.recs.push(r);
         }
     }

@@ -3,7 +3,7 @@
 //! forcing chains), searched breadth first from every candidate of every
 //! cell with two or more, as SE's doUnaryChaining does.
 
-use super::engine::{self, Engine, Geo, Memo, NONE, Pot, START};
+use super::engine::{self, Best, Engine, Geo, Memo, NONE, Pot, START};
 use super::{Body, Found, Rec, others};
 use crate::logic::Stopped;
 use crate::logic::candidates::{bit, digits_of};
@@ -154,35 +154,6 @@ pub(super) fn collect(
         }
     }
     Ok(())
-}
-
-/// The cheapest hint found so far, as the hints sort (difficulty, then
-/// complexity): a search for the cheapest stops a breadth-first search at
-/// the depth where every chain it could still find would sort after it.
-/// A chain's difficulty grows with its complexity, and the complexity of a
-/// chain found at depth L of the search (L links) is L for a cycle (its
-/// start comes twice) and L + 1 for a forcing chain, whose potentials are
-/// all different.
-#[derive(Default, Clone, Copy)]
-struct Best(Option<(f64, u32)>);
-
-impl Best {
-    fn offer(&mut self, diff: f64, cx: u32) {
-        if self
-            .0
-            .is_none_or(|(d, c)| diff < d || (diff == d && cx < c))
-        {
-            self.0 = Some((diff, cx));
-        }
-    }
-    /// Whether every chain of `base` with complexity `cx` or more sorts
-    /// after the best.
-    fn beats(&self, base: f64, cx: u32) -> bool {
-        self.0.is_some_and(|(d, c)| {
-            let diff = engine::difficulty(base, cx);
-            diff > d || (diff == d && cx > c)
-        })
-    }
 }
 
 /// SE's doUnaryChaining from `cell`=`d`.
