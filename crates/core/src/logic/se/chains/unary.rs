@@ -12,8 +12,14 @@ use crate::logic::se::GoOn;
 /// The search tree of one start: potentials with their one parent.
 struct Tree {
     nodes: Vec<(Pot, u32, u8)>,
-    on_mark: Vec<u32>,
-    off_mark: Vec<u32>,
+    /// The generation in which each potential was marked.
+    marks: Vec<u32>,
+    /// Whether each potential implies anything in this pass (an "on" one
+    /// always does; an "off" one when its cell has two candidates, with
+    /// Y-links, or its digit two places in a unit, with X-links). A
+    /// potential that implies nothing can end a chain but not lead on, so
+    /// the searches mark it without adding it to the tree.
+    live: Vec<bool>,
     generation: u32,
     /// Buffers the searches reuse: the next layers, the layer being
     /// expanded, the ends found.
@@ -34,26 +40,13 @@ impl Tree {
     }
     /// Marks `p` as in its set; false when it was already.
     fn mark(&mut self, p: Pot) -> bool {
-        let m = if Geo::on(p) {
-            &mut self.on_mark
-        } else {
-            &mut self.off_mark
-        };
-        let s = &mut m[p as usize / 2];
+        let s = &mut self.marks[p as usize];
         if *s == self.generation {
             false
         } else {
             *s = self.generation;
             true
         }
-    }
-    fn marked(&self, p: Pot) -> bool {
-        let m = if Geo::on(p) {
-            &self.on_mark
-        } else {
-            &self.off_mark
-        };
-        m[p as usize / 2] == self.generation
     }
     /// The reused buffers, empty, for a search to own while it runs.
     fn buffers(&mut self) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) {
@@ -104,11 +97,10 @@ pub(super) fn collect(
 ) -> Result<(), Stopped> {
     let c = eng.c;
     let g = eng.g;
-    let half = g.count() / 2;
     let mut tree = Tree {
         nodes: Vec::new(),
-        on_mark: vec![0; half],
-        off_mark: vec![0; half],
+        marks: vec![0; g.count()],
+        live: vec![true; g.count()],
         generation: 0,
         on: Vec::new(),
         off: Vec::new(),
@@ -124,6 +116,18 @@ pub(super) fn collect(
             continue;
         }
         memo.reset();
+        let l = eng.l;
+        for cell in 0..g.n * g.n {
+            let mask = c.mask(cell);
+            for d in digits_of(mask) {
+                let bivalue = mask.count_ones() == 2;
+                let conjugate = l
+                    .units_of(cell)
+                    .iter()
+                    .any(|&u| eng.base.places(g.n, u as usize, d).count_ones() == 2);
+                tree.live[g.pot(cell, d, false) as usize] = (y && bivalue) || (x && conjugate);
+            }
+        }
         for cell in 0..g.n * g.n {
             let mask = c.mask(cell);
             if c.value(cell) != 0 || mask.count_ones() < 2 {
@@ -251,7 +255,7 @@ fn from_on(
                     // An "off" potential not yet in the tree is no ancestor
                     // (the off marks only say "seen" here).
                     let first = tree.mark(imp.pot);
-                    if first
+                    if (first && (tree.live[imp.pot as usize] || imp.pot == negation))
                         || (want_cycles
                             && partners.contains(&imp.pot)
                             && !tree.is_ancestor(i, imp.pot))
@@ -400,8 +404,7 @@ fn forcing(
                     ends.push(tree.push(imp.pot, i, imp.cause));
                     break 'search;
                 }
-                if !tree.marked(imp.pot) {
-                    tree.mark(imp.pot);
+                if tree.mark(imp.pot) && tree.live[imp.pot as usize] {
                     frontier.push(tree.push(imp.pot, i, imp.cause));
                 }
             }
