@@ -1074,7 +1074,7 @@ async fn a_half_blank_grid_gets_the_sat_engine_when_the_connection_can_hold_it()
                 .unwrap()
         }
     };
-    // A connection buffer that holds the engine's formula (about 12 MiB):
+    // A connection buffer that holds the engine's formula (about 9 MiB):
     // solved within a budget the other searches alone do not finish in.
     let roomy = TestServer::start_with(
         |c| {

@@ -1544,7 +1544,7 @@ mod tests {
         }
         assert_eq!(paused.resume(500), Progress::Paused);
         drop(paused);
-        // Capped below what its formula needs (about 12 MiB by the
+        // Capped below what its formula needs (about 9 MiB by the
         // estimate), the engine never starts, and the solver holds no more
         // than the cap (the tree search's trail grows past its footprint
         // on a deep path, well within 4 MiB).
