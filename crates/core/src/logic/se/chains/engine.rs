@@ -96,6 +96,11 @@ impl Grid {
         }
     }
 
+    pub fn copy_from(&mut self, other: &Grid) {
+        self.masks.copy_from_slice(&other.masks);
+        self.pos.copy_from_slice(&other.pos);
+    }
+
     /// Removes candidate `d` from `cell`.
     pub fn remove(&mut self, l: &Layout, cell: usize, d: u8) {
         let n = l.n();
@@ -105,11 +110,6 @@ impl Grid {
         for k in 0..3 {
             self.pos[units[k] as usize * n + d as usize - 1] &= !(1u64 << places[k]);
         }
-    }
-
-    pub fn copy_from(&mut self, other: &Grid) {
-        self.masks.copy_from_slice(&other.masks);
-        self.pos.copy_from_slice(&other.pos);
     }
 
     #[inline]

@@ -144,34 +144,22 @@ pub(super) fn collect(
                 off = found.runs.len() as u32 - 1;
             }
             if do_contradiction {
-                if let Some((a, b)) = found.runs[on as usize].absurd
-                    && let Some(r) = rec(
-                        eng,
-                        found,
-                        &mut best,
-                        Multi::Contradiction(g.pot(cell, d, true)),
-                        7,
-                        &[(on, a), (on, b)],
-                        |_| Some((vec![(cell as u16, d)], None)),
-                    )
-                {
-                    found.recs.push(r);
-                }
-                if let Some((a, b)) = found.runs[off as usize].absurd
-                    && let Some(r) = rec(
-                        eng,
-                        found,
-                        &mut best,
-                        Multi::Contradiction(g.pot(cell, d, false)),
-                        7,
-                        &[(off, a), (off, b)],
-                        |eng| {
-                            let removable = others(eng.c, cell, d);
-                            (!removable.is_empty()).then_some((removable, Some((cell as u16, d))))
-                        },
-                    )
-                {
-                    found.recs.push(r);
+                // An assumption that leads to a contradiction is false:
+                // the hint concludes its negation.
+                for (run, assumed) in [(on, true), (off, false)] {
+                    if let Some((a, b)) = found.runs[run as usize].absurd
+                        && let Some(r) = rec(
+                            eng,
+                            found,
+                            &mut best,
+                            Multi::Contradiction(g.pot(cell, d, assumed)),
+                            7,
+                            &[(run, a), (run, b)],
+                            |eng| conclusion(eng, g.pot(cell, d, !assumed)),
+                        )
+                    {
+                        found.recs.push(r);
+                    }
                 }
             }
             if do_double {
@@ -256,20 +244,19 @@ fn shared(
 ) {
     let first = &found.runs[runs[0] as usize];
     let mut common = Vec::new();
+    let mut targets = Vec::with_capacity(runs.len());
     for &i in first.ons.iter().chain(first.offs.iter()) {
         let pot = first.nodes[i as usize].pot;
-        if runs[1..]
-            .iter()
-            .all(|&r| found.runs[r as usize].get(pot).is_some())
-        {
-            let mut targets = Vec::with_capacity(runs.len());
-            targets.push((runs[0], i));
-            for &r in &runs[1..] {
-                if let Some(j) = found.runs[r as usize].get(pot) {
-                    targets.push((r, j));
-                }
+        targets.clear();
+        targets.push((runs[0], i));
+        for &r in &runs[1..] {
+            match found.runs[r as usize].get(pot) {
+                Some(j) => targets.push((r, j)),
+                None => break,
             }
-            common.push((pot, targets));
+        }
+        if targets.len() == runs.len() {
+            common.push((pot, targets.clone()));
         }
     }
     for (pot, targets) in common {

@@ -119,8 +119,8 @@ pub(super) fn collect(
         let l = eng.l;
         for cell in 0..g.n * g.n {
             let mask = c.mask(cell);
+            let bivalue = mask.count_ones() == 2;
             for d in digits_of(mask) {
-                let bivalue = mask.count_ones() == 2;
                 let conjugate = l
                     .units_of(cell)
                     .iter()
