@@ -37,6 +37,10 @@
 //! still uses one core, and its budget, deadline and cancellation hold to
 //! within one check (about 0.1 ms on a 36x36 grid).
 //!
+//! A count makes a call per model: each model found is excluded by a
+//! clause (some cell holds another value) before the next call, which
+//! keeps all that was learned; a call that finds none ends the count.
+//!
 //! Memory: CaDiCaL allocates with the C++ allocator, out of sight of
 //! [`heap_bytes`](Cdcl::heap_bytes), which is an estimate: bytes per
 //! variable, clause and conflict, set from whole processes' resident sizes
@@ -138,6 +142,16 @@ impl Cdcl {
         candidates: impl Fn(usize) -> u64,
         cap: usize,
     ) -> bool {
+        self.load(shape, placed, candidates, cap)
+    }
+
+    fn load(
+        &mut self,
+        shape: Shape,
+        placed: impl Fn(usize) -> u8,
+        candidates: impl Fn(usize) -> u64,
+        cap: usize,
+    ) -> bool {
         self.clear();
         if !Self::AVAILABLE {
             return false;
@@ -212,7 +226,10 @@ impl Cdcl {
                 exactly_one(&mut sat, &lits);
             }
             match worker::Worker::spawn(sat, self.vars.len()) {
-                Some(w) => self.sat = Some(w),
+                Some(mut w) => {
+                    w.call(None, Vec::new());
+                    self.sat = Some(w);
+                }
                 None => {
                     self.clear();
                     return false;
@@ -243,6 +260,17 @@ impl Cdcl {
         (Sat::Paused, conflicts)
     }
 
+    /// After [`Sat::Solved`]: adds the clause that excludes the model, so
+    /// that the next slices search for another (a count goes on).
+    pub(super) fn exclude_model(&mut self) {
+        #[cfg(feature = "cdcl")]
+        if let Some(sat) = self.sat.as_mut() {
+            let clause = sat.model_excluded();
+            sat.call(Some(clause), Vec::new());
+            self.clauses += 1;
+        }
+    }
+
     /// Writes the model's values into `values` (the open cells' entries),
     /// after [`Sat::Solved`].
     pub(super) fn fill(&self, values: &mut [u8]) {
@@ -269,19 +297,37 @@ mod worker {
 
     use super::{STACK_BYTES, Sat};
 
+    /// The next call the solver's thread makes: a clause to add first (a
+    /// model excluded), and the literals it assumes.
+    struct Call {
+        clause: Option<Vec<i32>>,
+        assume: Vec<i32>,
+    }
+
     /// What the two threads share, under the mutex.
     #[derive(Default)]
     struct Gate {
         /// Termination checks granted so far, and passed so far.
         granted: u64,
         made: u64,
-        /// The search is dropped: the call ends.
+        /// The search is dropped: the call ends, and the thread.
         abort: bool,
-        /// The solver's thread is parked (its slice spent) or done.
+        /// The current call is to end without an answer (the solver stays).
+        stop: bool,
+        /// The solver's thread is parked: its slice spent, or between calls.
         parked: bool,
-        /// The call's answer, once it returned: Some(true) a model (in
-        /// `model`), Some(false) none exists, None stopped.
+        /// The call the thread makes next.
+        next: Option<Call>,
+        /// A call is under way (parked or not).
+        running: bool,
+        /// The last call's answer, once it returned: Some(true) a model (in
+        /// `model`), Some(false) none exists, None stopped; None while a
+        /// call is under way.
         done: Option<Option<bool>>,
+        /// Calls ended so far.
+        calls: u64,
+        /// A call panicked: the thread is gone.
+        lost: bool,
         /// The value of each problem variable (from variable 1) in the model.
         model: Vec<bool>,
     }
@@ -310,13 +356,13 @@ mod worker {
         fn terminate(&mut self) -> bool {
             let shared = &self.0;
             let mut g = shared.lock();
-            while !g.abort && g.made >= g.granted {
+            while !g.abort && !g.stop && g.made >= g.granted {
                 g.parked = true;
                 shared.turn.notify_all();
                 g = shared.wait(g);
             }
             g.parked = false;
-            if g.abort {
+            if g.abort || g.stop {
                 return true;
             }
             g.made += 1;
@@ -324,19 +370,22 @@ mod worker {
         }
     }
 
-    /// One call of the solver on its own thread.
+    /// The solver on its own thread, making one call at a time.
     pub(super) struct Worker {
         shared: Arc<Shared>,
         thread: Option<JoinHandle<()>>,
     }
 
     impl Worker {
-        /// Starts the call on `sat`, whose problem variables are 1 to
-        /// `vars`; it parks at its first termination check. None when no
-        /// thread could be made.
+        /// Starts the thread of `sat`, whose problem variables are 1 to
+        /// `vars`, waiting for its first call ([`Worker::call`]). None when
+        /// no thread could be made.
         pub(super) fn spawn(mut sat: cadical::Solver<Meter>, vars: usize) -> Option<Worker> {
             let shared = Arc::new(Shared {
-                gate: Mutex::new(Gate::default()),
+                gate: Mutex::new(Gate {
+                    parked: true,
+                    ..Gate::default()
+                }),
                 turn: Condvar::new(),
             });
             sat.set_callbacks(Some(Meter(Arc::clone(&shared))));
@@ -345,41 +394,97 @@ mod worker {
                 .name("sudoku-sat".into())
                 .stack_size(STACK_BYTES)
                 .spawn(move || {
-                    // Whatever happens, the search hears that the call ended.
-                    let (answer, model) = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        let answer = sat.solve();
-                        let model = if answer == Some(true) {
-                            (1..=vars as i32)
-                                .map(|v| sat.value(v) == Some(true))
-                                .collect()
-                        } else {
-                            Vec::new()
+                    loop {
+                        let mut g = theirs.lock();
+                        while !g.abort && g.next.is_none() {
+                            g.parked = true;
+                            theirs.turn.notify_all();
+                            g = theirs.wait(g);
+                        }
+                        let Some(call) = g.next.take().filter(|_| !g.abort) else {
+                            break;
                         };
-                        // The solver's memory goes back before the search
-                        // goes on.
-                        drop(sat);
-                        (answer, model)
-                    }))
-                    .unwrap_or((None, Vec::new()));
-                    let mut g = theirs.lock();
-                    g.model = model;
-                    g.done = Some(answer);
-                    g.parked = true;
-                    theirs.turn.notify_all();
+                        g.done = None;
+                        g.stop = false;
+                        g.parked = false;
+                        g.running = true;
+                        drop(g);
+                        // Whatever happens, the search hears that the call
+                        // ended.
+                        let ended = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            if let Some(clause) = call.clause {
+                                sat.add_clause(clause);
+                            }
+                            let answer = sat.solve_with(call.assume);
+                            let model = if answer == Some(true) {
+                                (1..=vars as i32)
+                                    .map(|v| sat.value(v) == Some(true))
+                                    .collect()
+                            } else {
+                                Vec::new()
+                            };
+                            (answer, model)
+                        }));
+                        let mut g = theirs.lock();
+                        g.calls += 1;
+                        g.running = false;
+                        g.parked = true;
+                        theirs.turn.notify_all();
+                        match ended {
+                            Ok((answer, model)) => {
+                                g.done = Some(answer);
+                                g.model = model;
+                            }
+                            Err(_) => {
+                                g.done = Some(None);
+                                g.lost = true;
+                                theirs.turn.notify_all();
+                                break;
+                            }
+                        }
+                    }
+                    // The solver's memory goes back before the search goes
+                    // on (dropped here, on its thread).
+                    drop(sat);
                 })
                 .ok()?;
-            let w = Worker {
+            Some(Worker {
                 shared,
                 thread: Some(thread),
-            };
-            // Until its first check the solver reads its formula: that is
-            // this thread's time too.
-            let mut g = w.shared.lock();
-            while !g.parked {
-                g = w.shared.wait(g);
+            })
+        }
+
+        /// Ends the call under way, if any, and starts the next: `clause`
+        /// added first, `assume` assumed. Waits until it parks at its first
+        /// check or ends: until then the solver reads its formula, and that
+        /// is this thread's time too.
+        pub(super) fn call(&mut self, clause: Option<Vec<i32>>, assume: Vec<i32>) {
+            self.stop();
+            let mut g = self.shared.lock();
+            if g.lost {
+                return;
             }
-            drop(g);
-            Some(w)
+            let calls = g.calls;
+            g.next = Some(Call { clause, assume });
+            g.parked = false;
+            self.shared.turn.notify_all();
+            while g.next.is_some() || !(g.parked && (g.running || g.calls > calls)) {
+                g = self.shared.wait(g);
+            }
+        }
+
+        /// Ends the call under way, if any, without an answer; the solver
+        /// stays for the next.
+        pub(super) fn stop(&mut self) {
+            let mut g = self.shared.lock();
+            if !g.running {
+                return;
+            }
+            g.stop = true;
+            self.shared.turn.notify_all();
+            while g.running {
+                g = self.shared.wait(g);
+            }
         }
 
         /// Lets the call go on for `checks` more termination checks, and
@@ -387,7 +492,7 @@ mod worker {
         pub(super) fn run(&mut self, checks: u64) -> (Sat, u64) {
             let mut g = self.shared.lock();
             let from = g.made;
-            if g.done.is_none() {
+            if g.running {
                 g.granted = g.made.saturating_add(checks);
                 g.parked = false;
                 self.shared.turn.notify_all();
@@ -397,8 +502,10 @@ mod worker {
             }
             let made = g.made - from;
             let answer = match g.done {
+                _ if g.lost => Sat::Lost,
                 Some(Some(true)) => Sat::Solved,
                 Some(Some(false)) => Sat::NoSolution,
+                // Stopped, or no call yet: nothing to go on with.
                 Some(None) => Sat::Lost,
                 None => Sat::Paused,
             };
@@ -408,6 +515,16 @@ mod worker {
         /// Reads the model, after [`Sat::Solved`].
         pub(super) fn with_model(&self, read: impl FnOnce(&[bool])) {
             read(&self.shared.lock().model);
+        }
+
+        /// The clause that excludes the model, after [`Sat::Solved`]
+        /// (empty when the formula has no variables: the empty clause).
+        pub(super) fn model_excluded(&self) -> Vec<i32> {
+            (1..)
+                .zip(&self.shared.lock().model)
+                .filter(|&(_, &on)| on)
+                .map(|(v, _)| -v)
+                .collect()
         }
     }
 
