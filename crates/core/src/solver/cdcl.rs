@@ -142,41 +142,22 @@ impl Cdcl {
         candidates: impl Fn(usize) -> u64,
         cap: usize,
     ) -> bool {
-        self.load(shape, placed, candidates, cap)
-    }
-
-    fn load(
-        &mut self,
-        shape: Shape,
-        placed: impl Fn(usize) -> u8,
-        candidates: impl Fn(usize) -> u64,
-        cap: usize,
-    ) -> bool {
         self.clear();
         if !Self::AVAILABLE {
             return false;
         }
         let n = shape.side();
-        // Sizes first, so a formula over the cap is never built.
+        // Sizes first, allocating nothing, so that a formula over the cap
+        // costs no memory (a count of a blank 64x64 grid meets one).
+        let open = |c: usize, v: usize| placed(c) == 0 && candidates(c) >> v & 1 == 1;
         let mut clauses = 0usize;
         let mut count = |k: usize| clauses += 1 + k * k.saturating_sub(1) / 2;
-        let mut ids = vec![0u32; shape.cells() * n];
-        let mut vars = Vec::new();
-        for c in 0..shape.cells() {
-            if placed(c) != 0 {
-                continue;
-            }
-            let m = candidates(c);
-            count(m.count_ones() as usize);
-            for v in 0..n {
-                if m >> v & 1 == 1 {
-                    vars.push((c as u16, v as u8 + 1));
-                    ids[c * n + v] = vars.len() as u32;
-                }
-            }
+        let mut vars = 0usize;
+        for c in (0..shape.cells()).filter(|&c| placed(c) == 0) {
+            let k = candidates(c).count_ones() as usize;
+            vars += k;
+            count(k);
         }
-        // Each value a unit lacks, and how many of its cells may take it.
-        let mut places = Vec::new();
         for kind in UnitKind::ALL {
             for u in 0..n {
                 let done = shape
@@ -184,22 +165,22 @@ impl Cdcl {
                     .filter(|&c| placed(c) != 0)
                     .fold(0u64, |m, c| m | 1 << (placed(c) - 1));
                 for v in (0..n).filter(|v| done >> v & 1 == 0) {
-                    places.push((kind, u, v));
-                    count(
-                        shape
-                            .unit_cells(kind, u)
-                            .filter(|&c| ids[c * n + v] != 0)
-                            .count(),
-                    );
+                    count(shape.unit_cells(kind, u).filter(|&c| open(c, v)).count());
                 }
             }
         }
-        self.vars = vars;
-        self.clauses = clauses;
-        if self.formula_bytes() > cap {
-            self.clear();
+        if Self::bytes(vars, vars, clauses) > cap {
             return false;
         }
+        let mut ids = vec![0u32; shape.cells() * n];
+        self.vars = Vec::with_capacity(vars);
+        for c in (0..shape.cells()).filter(|&c| placed(c) == 0) {
+            for v in (0..n).filter(|&v| candidates(c) >> v & 1 == 1) {
+                self.vars.push((c as u16, v as u8 + 1));
+                ids[c * n + v] = self.vars.len() as u32;
+            }
+        }
+        self.clauses = clauses;
         #[cfg(feature = "cdcl")]
         {
             // "sat": tuned for formulas that have a model, as these grids
@@ -215,15 +196,24 @@ impl Cdcl {
                 lits.extend((0..n).map(|v| ids[c * n + v] as i32).filter(|&id| id != 0));
                 exactly_one(&mut sat, &lits);
             }
-            for &(kind, u, v) in &places {
-                lits.clear();
-                lits.extend(
-                    shape
+            // Each value a unit lacks: one of its cells that may take it.
+            for kind in UnitKind::ALL {
+                for u in 0..n {
+                    let done = shape
                         .unit_cells(kind, u)
-                        .map(|c| ids[c * n + v] as i32)
-                        .filter(|&id| id != 0),
-                );
-                exactly_one(&mut sat, &lits);
+                        .filter(|&c| placed(c) != 0)
+                        .fold(0u64, |m, c| m | 1 << (placed(c) - 1));
+                    for v in (0..n).filter(|v| done >> v & 1 == 0) {
+                        lits.clear();
+                        lits.extend(
+                            shape
+                                .unit_cells(kind, u)
+                                .map(|c| ids[c * n + v] as i32)
+                                .filter(|&id| id != 0),
+                        );
+                        exactly_one(&mut sat, &lits);
+                    }
+                }
             }
             match worker::Worker::spawn(sat, self.vars.len()) {
                 Some(mut w) => {
@@ -241,9 +231,15 @@ impl Cdcl {
 
     /// The estimated bytes of the formula alone, before any conflict.
     fn formula_bytes(&self) -> usize {
-        self.vars.capacity() * std::mem::size_of::<(u16, u8)>()
-            + self.vars.len() * VAR_BYTES
-            + self.clauses * CLAUSE_BYTES
+        Self::bytes(self.vars.capacity(), self.vars.len(), self.clauses)
+    }
+
+    /// The estimated bytes of a formula of `vars` variables (a table of
+    /// `room` entries for them) and `clauses` clauses.
+    fn bytes(room: usize, vars: usize, clauses: usize) -> usize {
+        room.saturating_mul(std::mem::size_of::<(u16, u8)>())
+            .saturating_add(vars.saturating_mul(VAR_BYTES))
+            .saturating_add(clauses.saturating_mul(CLAUSE_BYTES))
     }
 
     /// Searches on from where the last slice paused, for `conflicts`

@@ -1748,5 +1748,15 @@ mod tests {
             }
         }
         assert!(by_engine > 0, "the tree finished every count");
+        // A count of a blank 64x64 grid: the engine's turn comes, and its
+        // formula (262,144 variables) is over the cap, so it never starts
+        // and the tree counts on alone.
+        let blank = SizedGrid::empty(Shape::new(8, 8).unwrap());
+        let mut s = SizedSolver::new(&blank, 1_000_000);
+        s.learn_unit = 200;
+        s.restart(&blank, 1_000_000);
+        assert_eq!(s.resume(2_000), Progress::Paused);
+        assert!(s.runs > 0 && !s.cdcl_on() && !s.cdcl.ready());
+        assert_eq!(s.cdcl.heap_bytes(), 0);
     }
 }
