@@ -56,6 +56,9 @@ use crate::puzzle::sized::{Shape, UnitKind};
 const VAR_BYTES: usize = 512;
 const CLAUSE_BYTES: usize = 128;
 const CONFLICT_BYTES: usize = 256;
+/// Estimated bytes per literal of a clause added after the formula (the
+/// clauses that exclude a count's models).
+const LITERAL_BYTES: usize = 4;
 const LEARNED_CONFLICTS: u64 = 1 << 20;
 
 /// The thread the solver runs on needs little stack of its own (CaDiCaL
@@ -87,6 +90,9 @@ pub(super) struct Cdcl {
     vars: Vec<(u16, u8)>,
     /// The formula's clauses.
     clauses: usize,
+    /// Literals of the clauses that exclude models (a count's), each
+    /// as long as the open cells.
+    excluded: usize,
     /// Conflicts allowed so far.
     conflicts: u64,
 }
@@ -120,6 +126,7 @@ impl Cdcl {
         }
         self.vars = Vec::new();
         self.clauses = 0;
+        self.excluded = 0;
         self.conflicts = 0;
     }
 
@@ -232,6 +239,7 @@ impl Cdcl {
     /// The estimated bytes of the formula alone, before any conflict.
     fn formula_bytes(&self) -> usize {
         Self::bytes(self.vars.capacity(), self.vars.len(), self.clauses)
+            .saturating_add(self.excluded.saturating_mul(LITERAL_BYTES))
     }
 
     /// The estimated bytes of a formula of `vars` variables (a table of
@@ -262,8 +270,9 @@ impl Cdcl {
         #[cfg(feature = "cdcl")]
         if let Some(sat) = self.sat.as_mut() {
             let clause = sat.model_excluded();
-            sat.call(Some(clause), Vec::new());
             self.clauses += 1;
+            self.excluded += clause.len();
+            sat.call(Some(clause), Vec::new());
         }
     }
 
@@ -461,6 +470,9 @@ mod worker {
                 return;
             }
             let calls = g.calls;
+            // What the last call left of its slice is not the next call's:
+            // it parks at its first check.
+            g.granted = g.made;
             g.next = Some(Call { clause, assume });
             g.parked = false;
             self.shared.turn.notify_all();

@@ -577,8 +577,16 @@ impl SizedSolver {
                             self.answer.complete = true;
                             return Some(Progress::Done);
                         }
-                        // A count goes on: the next model is another.
+                        // A count goes on: the next model is another. A
+                        // model costs a conflict's nodes at least (a call
+                        // may find one without a conflict), and its clause
+                        // is charged to the engine's memory.
+                        self.answer.stats.nodes += CONFLICT_NODES;
+                        self.cdcl_left = self.cdcl_left.saturating_sub(CONFLICT_NODES);
                         self.cdcl.exclude_model();
+                        if self.heap_bytes() > self.memory_cap {
+                            self.drop_cdcl();
+                        }
                         continue;
                     }
                     // Never an answer that breaks a rule: the other
@@ -1715,14 +1723,12 @@ mod tests {
             .take(3)
             .map(|l| SizedGrid::from_text(shape, l).unwrap())
             .collect();
-        for k in [24] {
-            let mut g = grids[0].clone();
-            let clues: Vec<usize> = (0..shape.cells()).filter(|&c| g.values()[c] != 0).collect();
-            for &c in clues.iter().take(k) {
-                g.values_mut()[c] = 0;
-            }
-            grids.push(g);
+        let mut g = grids[0].clone();
+        let clues: Vec<usize> = (0..shape.cells()).filter(|&c| g.values()[c] != 0).collect();
+        for &c in clues.iter().take(24) {
+            g.values_mut()[c] = 0;
         }
+        grids.push(g);
         let mut by_engine = 0;
         for g in &grids {
             for limit in [1, 2, 12] {
@@ -1748,6 +1754,28 @@ mod tests {
             }
         }
         assert!(by_engine > 0, "the tree finished every count");
+        // A count to a huge limit where the engine finds model after
+        // model: each model costs nodes, so every call keeps to its budget
+        // (within a tree node's probes or a slice's last conflict), where
+        // a call once went on model after model at no cost.
+        let sparse = grids.last().unwrap();
+        let mut s = SizedSolver::new(sparse, 1_000_000);
+        s.learn_unit = 200;
+        s.restart(sparse, 1_000_000);
+        for _ in 0..1_000 {
+            let before = s.answer().stats.nodes;
+            assert_eq!(s.resume(300), Progress::Paused);
+            let took = s.answer().stats.nodes - before;
+            assert!(took < 2 * 300, "{took}");
+            if s.cdcl_count > 10 {
+                break;
+            }
+        }
+        assert!(
+            s.cdcl_count > 10,
+            "the engine found {} models",
+            s.cdcl_count
+        );
         // A count of a blank 64x64 grid: the engine's turn comes, and its
         // formula (262,144 variables) is over the cap, so it never starts
         // and the tree counts on alone.
