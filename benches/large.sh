@@ -9,7 +9,8 @@
 # time is the cadical process's, the encoding not counted), LIMIT seconds
 # each. Prints a row per side and share of blanks: how many each side
 # solved, the median time of those it solved, and the median time of each
-# on the grids both solved.
+# on the grids both solved; then the same over every grid run of 42-58%
+# blanks at once (the goals near the transition).
 #
 #   LIMIT=60 GRIDS=10 SIDES="36 49 64" SHARES="42 50 58 65 80" bash benches/large.sh
 # GRIDS: the first GRIDS grids of each share (default all); SHARES: the
@@ -34,6 +35,7 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "-"; else printf "%
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; $limit s a grid for each side"
 echo "| size | blanks | grids | ours: solved, median s | ours within 1 s | CaDiCaL: solved, median s | both solved: ours, CaDiCaL median s |"
 echo "|---|---|---|---|---|---|---|"
+: >"$dir/all"
 for n in $sides; do
   file="data/large/${n}x${n}.txt"
   b=$(awk -v n="$n" 'BEGIN {print int(sqrt(n) + 0.5)}')
@@ -69,5 +71,18 @@ for n in $sides; do
     fast=$(awk '$2 == "ok" && $3 <= 1.0' "$dir/cell" | wc -l)
     echo "| ${n}x${n} | ${share}% | $total | $ours_n, $ours_m | $fast | $theirs_n, $theirs_m | $both_o, $both_t |"
   done
+  cat "$dir/results" >>"$dir/all"
 done
+# The goals near the transition are over all its grids at once: every
+# grid of 42-58% blanks run here, pooled.
+awk '$1 <= 58' "$dir/all" >"$dir/near"
+if [ -s "$dir/near" ]; then
+  echo "near the transition (42-58% blanks, $(wc -l <"$dir/near") grids):" \
+    "ours solved $(awk '$2 == "ok"' "$dir/near" | wc -l)," \
+    "CaDiCaL $(awk '$4 == "solved"' "$dir/near" | wc -l)," \
+    "CaDiCaL's not ours $(awk '$2 != "ok" && $4 == "solved"' "$dir/near" | wc -l);" \
+    "both solved $(awk '$2 == "ok" && $4 == "solved"' "$dir/near" | wc -l)," \
+    "median ours $(awk '$2 == "ok" && $4 == "solved" {print $3}' "$dir/near" | median) s," \
+    "CaDiCaL $(awk '$2 == "ok" && $4 == "solved" {print $5}' "$dir/near" | median) s"
+fi
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -460,9 +460,11 @@ impl SizedSolver {
                     && self.answer.stats.nodes >= (FIRST_RUN_PER_CELL * self.cells) as u64))
     }
 
-    /// Whether the root left less than [`MIXED_OPEN_PERCENT`] of the cells
-    /// open, where the SAT engine takes the turns repair has elsewhere: its
-    /// first turn comes as early as repair's on a sparse grid. There the
+    /// Whether the SAT engine leads this search: the root left less than
+    /// [`MIXED_OPEN_PERCENT`] of the cells open, or less than
+    /// [`REPAIR_OPEN_PERCENT`] with a formula under [`ENGINE_LED_VARS`]
+    /// variables. The engine then takes the turns repair has elsewhere:
+    /// its first turn comes as early as repair's on a sparse grid. There the
     /// look-ahead can spend a hundred probes on each branch, so a first
     /// run of [`RESTART_UNIT`] branches was the whole search (49x49 at 42%
     /// blanks: 181,000 nodes, 3 s, where the engine needs 340 conflicts).
@@ -742,18 +744,6 @@ impl SizedSolver {
 
     /// Opens a branch point (see [`Frame`]).
     fn branch(&mut self, at: usize, value: u8, remaining: u64) {
-        if self.frames.is_empty() && self.shake && self.repair_on && repairs(self.shape) {
-            // The root's board: how much it left open decides the repair
-            // turns.
-            let open = self.words[2 * self.cells + 3 * self.n] as usize;
-            self.share = if open * 100 >= REPAIR_OPEN_PERCENT * self.cells {
-                REPAIR_SHARE
-            } else if open * 100 >= MIXED_OPEN_PERCENT * self.cells {
-                1
-            } else {
-                0
-            };
-        }
         if self.frames.is_empty() && self.shake && self.repair_on && self.runs == 0 {
             // Decided once: a dropped engine stays dropped.
             let open = self.words[2 * self.cells + 3 * self.n] as usize;
@@ -762,7 +752,29 @@ impl SizedSolver {
             } else if open * 100 < MIXED_OPEN_PERCENT * self.cells {
                 CDCL_SHARE
             } else if open * 100 < REPAIR_OPEN_PERCENT * self.cells {
-                CDCL_MIXED_SHARE
+                // The engine's formula has a variable for each candidate
+                // of an open cell.
+                let vars: usize = (0..self.cells)
+                    .filter(|&c| self.placed(c) == 0)
+                    .map(|c| self.candidates(c).count_ones() as usize)
+                    .sum();
+                if vars < ENGINE_LED_VARS {
+                    CDCL_SHARE
+                } else {
+                    CDCL_MIXED_SHARE
+                }
+            } else {
+                0
+            };
+        }
+        if self.frames.is_empty() && self.shake && self.repair_on && repairs(self.shape) {
+            // The root's board: how much it left open decides the repair
+            // turns (none where the engine leads, while it runs).
+            let open = self.words[2 * self.cells + 3 * self.n] as usize;
+            self.share = if open * 100 >= REPAIR_OPEN_PERCENT * self.cells {
+                REPAIR_SHARE
+            } else if open * 100 >= MIXED_OPEN_PERCENT * self.cells && !self.cdcl_first() {
+                1
             } else {
                 0
             };
@@ -1299,13 +1311,29 @@ const MIXED_OPEN_PERCENT: usize = 50;
 const FIRST_RUN_PER_CELL: usize = 1;
 
 /// Near the phase transition (the root leaves less than
-/// [`MIXED_OPEN_PERCENT`] of the cells open), the SAT engine's turn after
-/// each tree run, as a multiple of the run's nodes.
+/// [`MIXED_OPEN_PERCENT`] of the cells open, or less than
+/// [`REPAIR_OPEN_PERCENT`] with a small formula: [`ENGINE_LED_VARS`]), the
+/// SAT engine's turn after each tree run, as a multiple of the run's nodes.
 const CDCL_SHARE: u64 = 4;
 
-/// From [`MIXED_OPEN_PERCENT`] to [`REPAIR_OPEN_PERCENT`] open, the SAT
-/// engine's turn after the tree run's and repair's, as a multiple of the
-/// run's nodes. On the grids of 58% blanks in data/large/ (60 s each,
+/// From [`MIXED_OPEN_PERCENT`] to [`REPAIR_OPEN_PERCENT`] open, a root
+/// whose formula for the SAT engine has fewer variables than this (a
+/// candidate of an open cell each) gives the engine the lead: turns of
+/// [`CDCL_SHARE`] from a first run cut short, and none for repair while
+/// the engine runs. Where the formula is small, a conflict is cheap and
+/// what the engine learns covers the space fast; where it is large, the
+/// tree and repair searches find solutions the engine is slow to. On the
+/// grids of 58% blanks in data/large/ (whole processes, ours alone, one
+/// at a time, 2026-12-05): 36x36 (6,800-7,000 variables) median 2.37 s
+/// with the mixed turns, 1.27 s led by the engine; 49x49 (16,400-16,800)
+/// 4.5 s mixed, 8.6 s led by the engine. 64x64 (36,000) keeps the mixed
+/// turns too.
+const ENGINE_LED_VARS: usize = 10_000;
+
+/// From [`MIXED_OPEN_PERCENT`] to [`REPAIR_OPEN_PERCENT`] open, with a
+/// formula of [`ENGINE_LED_VARS`] variables or more, the SAT engine's turn
+/// after the tree run's and repair's, as a multiple of the run's nodes.
+/// (These figures are from before the small formulas' lead.) On the grids of 58% blanks in data/large/ (60 s each,
 /// whole processes), without these turns 36x36 solved 9 of 10 (the tenth
 /// at the work limit in 31 s; CaDiCaL 1.8 s), with a share of 1 all 10,
 /// and 49x49 and 64x64 kept their counts (9 and 10 of 10) at 10-20% more
@@ -1705,6 +1733,49 @@ mod tests {
         assert_eq!(capped.memory_cap, cap);
         capped.release();
         assert_eq!(capped.memory_cap, DEFAULT_MEMORY_CAP);
+    }
+
+    #[cfg(feature = "cdcl")]
+    #[test]
+    fn the_engine_leads_where_its_formula_is_small() {
+        // The first grid of 58% blanks at 36x36 (about 7,000 variables)
+        // and at 49x49 (about 16,500): both roots leave 50-60% open.
+        let first_58 = |text: &str, shape: Shape| {
+            blanked_grids(text, shape, 58)
+                .into_iter()
+                .find(|g| {
+                    g.values().iter().filter(|&&v| v == 0).count() * 100 < 60 * g.values().len()
+                })
+                .unwrap()
+        };
+        let rooted = |s: &mut SizedSolver| {
+            while s.frames.is_empty() {
+                assert_eq!(s.resume(1), Progress::Paused);
+            }
+        };
+        let shape = Shape::new(6, 6).unwrap();
+        let g = first_58(include_str!("../../../../data/large/36x36.txt"), shape);
+        let mut s = SizedSolver::new(&g, 1);
+        rooted(&mut s);
+        assert!(
+            s.cdcl_first() && s.share == 0,
+            "{} {}",
+            s.cdcl_share,
+            s.share
+        );
+        // Where the formula does not fit the cap, the engine never starts
+        // and repair takes its turns from the next run on.
+        let mut capped = SizedSolver::new(&g, 1);
+        capped.set_memory_cap(SizedSolver::footprint(shape.cells()) + (4 << 20));
+        while capped.runs == 0 || capped.frames.is_empty() {
+            assert_eq!(capped.resume(100), Progress::Paused);
+        }
+        assert!(!capped.cdcl_on() && capped.share == 1);
+        let shape = Shape::new(7, 7).unwrap();
+        let g = first_58(include_str!("../../../../data/large/49x49.txt"), shape);
+        let mut s = SizedSolver::new(&g, 1);
+        rooted(&mut s);
+        assert_eq!((s.cdcl_share, s.share), (CDCL_MIXED_SHARE, 1));
     }
 
     #[cfg(feature = "cdcl")]
