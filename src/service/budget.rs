@@ -237,6 +237,12 @@ impl Charge {
         self.bytes
     }
 
+    /// The most this charge can ever hold: its connection's share
+    /// ([`Share::capacity`]).
+    pub fn capacity(&self) -> usize {
+        self.share.capacity()
+    }
+
     /// The most this charge could grow to now: what it holds and what the
     /// connection's share and the server's budget both have free.
     pub fn room(&self) -> usize {

@@ -46,6 +46,12 @@ pub struct Target {
     /// Solver threads for --local (0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub(super) threads: usize,
+    /// Work budget for --local, in search nodes: of one puzzle's search,
+    /// and of one Generate attempt's checks (a server's `--max-nodes`).
+    /// A minimal puzzle of 25x25 and up needs more than the default
+    /// (docs/sizes.md).
+    #[arg(long, default_value_t = 5_000_000)]
+    pub(super) max_nodes: u64,
     /// What to print for each answer.
     #[arg(long, value_enum, default_value = "text")]
     pub(super) output: Output,
@@ -94,6 +100,7 @@ impl Backend {
             let mut limits = Config::default().limits();
             // The work is the user's own, on their own machine: no bound.
             limits.max_call = None;
+            limits.max_nodes = target.max_nodes.max(1);
             if target.threads > 0 {
                 limits.solver_threads = target.threads;
                 limits.stream_workers = target.threads;

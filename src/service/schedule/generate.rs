@@ -60,6 +60,7 @@ impl Sudoku {
                     shape,
                     search: SizedSearch::new(shape, seed, u64::from(index), options, plan.target),
                     solver: None,
+                    cap: None,
                 },
                 index,
                 charge,
@@ -107,6 +108,9 @@ trait Making: Send {
     fn paused_bytes(&self) -> Option<usize>;
     /// Gives back what the making borrowed; it is over.
     fn end(&mut self);
+    /// Keeps what the making holds within `bytes` where it can (the most
+    /// its charge can hold).
+    fn cap_memory(&mut self, _bytes: usize) {}
 }
 
 /// The 9x9 maker: attempts in the thread's solver, each well under a
@@ -141,6 +145,9 @@ struct SizedMaking {
     search: SizedSearch,
     /// The solver, kept between turns.
     solver: Option<Box<SizedSolver>>,
+    /// What the solver may hold, when it changes (its checks' SAT engine,
+    /// from 25x25, does not start or is dropped rather than pass it).
+    cap: Option<usize>,
 }
 
 impl Making for SizedMaking {
@@ -149,6 +156,9 @@ impl Making for SizedMaking {
         let solver = self
             .solver
             .get_or_insert_with(|| take_sized_solver(&SizedGrid::empty(shape)));
+        if let Some(cap) = self.cap.take() {
+            solver.set_memory_cap(cap);
+        }
         match self.search.step(solver) {
             SizedPoll::Found(found) => Stepped::Made(Box::new(Made::Sized(*found))),
             SizedPoll::Exhausted { attempts } => Stepped::Exhausted(attempts),
@@ -163,6 +173,12 @@ impl Making for SizedMaking {
         if let Some(solver) = self.solver.take() {
             give_sized_solver(solver);
         }
+    }
+    fn cap_memory(&mut self, bytes: usize) {
+        // Less the task and the maker: the solver's.
+        let cells = self.shape.cells();
+        let others = sized_generate_bytes(cells, 0) - SizedSolver::footprint(cells);
+        self.cap = Some(bytes.saturating_sub(others));
     }
 }
 
@@ -185,6 +201,14 @@ impl<M: Making> Work for GenerateWork<M> {
 
     fn run(&mut self, turn: &Turn) -> Step {
         let _guard = SolvingGuard::start(&self.shared.gauges);
+        // A making holds no more than one charge can: its connection's
+        // share. The cap is the setting, not what is free now, so that a
+        // seed names the same puzzle whatever the load (a pause that finds
+        // too little free ends the call RESOURCE_EXHAUSTED, as over-budget
+        // work does).
+        if let Some(charge) = self.charge.as_ref() {
+            self.maker.cap_memory(charge.capacity());
+        }
         let result = loop {
             if past(self.pending.deadline()) {
                 break Err(Failure::DeadlineExceeded);

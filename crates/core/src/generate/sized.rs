@@ -4,7 +4,12 @@
 //! made to the end is minimal. Each check tries the other values the
 //! removed cell allows, each with a search for one solution, under one
 //! node budget: a check that runs out keeps its clue (the puzzle stays
-//! unique, and is reported not minimal).
+//! unique, and is reported not minimal). Where a count takes turns with
+//! the SAT engine ([`SizedSolver::counts_take_turns`], from 25x25), a
+//! check is instead one count to two of the puzzle without the clue,
+//! under [`LARGE_CHECK_NODES`]: the engine proves or finds in one formula
+//! what the tries would each start again, and there checks of a few
+//! hundred thousand nodes are common near the end.
 //!
 //! The maker is a stepper: [`SizedMaker::step`] does one check, so the
 //! service can share a solver thread between it and other work. The same
@@ -36,6 +41,12 @@ use crate::solver::sized::SizedSolver;
 
 /// Nodes one uniqueness check may take before its clue is kept.
 pub const CHECK_NODES: u64 = 20_000;
+
+/// The same where a check is a count that takes turns with the SAT engine
+/// (from 25x25). Making a minimal 25x25 puzzle (`--seed 1`, 269 clues),
+/// the largest check took 970,000 nodes; with 200,000, 10 checks of that
+/// puzzle ran out.
+pub const LARGE_CHECK_NODES: u64 = 2_000_000;
 
 /// Nodes of a check one [`SizedMaker::step`] runs at most, so that a step
 /// stays short (a few milliseconds on a 25x25 grid) however long the check.
@@ -102,7 +113,10 @@ struct Check {
     probe: bool,
     /// Values not tried yet.
     others: u64,
-    /// Nodes left of [`CHECK_NODES`].
+    /// The check is one count to two (an orbit, or a clue where counts take
+    /// turns with the SAT engine), not a try of each other value.
+    count: bool,
+    /// Nodes left of [`CHECK_NODES`] (or [`LARGE_CHECK_NODES`]).
     budget: u64,
     /// A try is under way in the solver.
     trying: bool,
@@ -297,13 +311,19 @@ impl SizedMaker {
         solver.restart(&self.puzzle, 2);
         let progress = solver.resume(1);
         self.spent += 1 + solver.answer().stats.nodes;
+        let turns = SizedSolver::counts_take_turns(self.puzzle.shape());
         let mut check = Check {
             cell,
             kept,
+            count: !with.is_empty() || turns,
             with,
             probe,
             others: 0,
-            budget: CHECK_NODES - 1,
+            budget: if turns {
+                LARGE_CHECK_NODES
+            } else {
+                CHECK_NODES
+            } - 1,
             trying: false,
         };
         if progress == Progress::Done {
@@ -313,11 +333,12 @@ impl SizedMaker {
             // Paused after the root, so the board is the root's
             // fixpoint: a cell placed there is forced, to `kept`.
             self.decide(&check, Some(true));
-        } else if check.with.is_empty() {
+        } else if !check.count {
             check.others = solver.candidates(cell) & !(1u64 << (kept - 1));
             self.go_on(solver, check);
         } else {
-            // A whole orbit: the count to two goes on where it paused.
+            // A count to two (a whole orbit, or one clue where the count
+            // takes turns with the SAT engine) goes on where it paused.
             check.trying = true;
             self.go_on(solver, check);
         }
@@ -327,8 +348,8 @@ impl SizedMaker {
     /// [`STEP_NODES`] nodes; decides the clue when the check is over.
     fn go_on(&mut self, solver: &mut SizedSolver, mut check: Check) {
         let cell = check.cell;
-        if !check.with.is_empty() {
-            // A whole orbit: one count to two.
+        if check.count {
+            // One count to two.
             let (progress, count) = self.slice(solver, &mut check);
             if progress == Progress::Done {
                 return self.decide(&check, Some(count == 1));
@@ -627,6 +648,40 @@ mod tests {
         assert_eq!(solver.answer().count, 1);
         // The same seed and budget make the same puzzle.
         let again = SizedMaker::new(&mut solver, shape, 3, 0, 0)
+            .with_budget(budget)
+            .run(&mut solver);
+        assert_eq!(again, cut);
+    }
+
+    #[cfg(feature = "cdcl")]
+    #[test]
+    fn from_25x25_a_check_is_one_count_that_takes_turns_with_the_sat_engine() {
+        let shape = Shape::new(5, 5).unwrap();
+        assert!(SizedSolver::counts_take_turns(shape));
+        assert!(!SizedSolver::counts_take_turns(Shape::new(4, 4).unwrap()));
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let budget = 150_000;
+        let mut maker = SizedMaker::new(&mut solver, shape, 1, 0, 0).with_budget(budget);
+        let mut counts = 0;
+        let cut = loop {
+            if let Some(made) = maker.step(&mut solver) {
+                break made;
+            }
+            if let Some(check) = &maker.check {
+                assert!(check.count && check.with.is_empty() && check.others == 0);
+                counts += 1;
+            }
+        };
+        assert!(counts > 0, "no check went past the root");
+        assert!(maker.nodes() >= budget && maker.nodes() <= budget + LARGE_CHECK_NODES + 1);
+        assert!(!cut.minimal && cut.clues < shape.cells());
+        assert!(cut.puzzle.is_kept_by(&cut.solution));
+        solver.restart(&cut.puzzle, 2);
+        solver.resume(u64::MAX);
+        assert_eq!(solver.answer().count, 1);
+        // The engine's turns are counted in nodes: the same seed and
+        // budget make the same puzzle.
+        let again = SizedMaker::new(&mut solver, shape, 1, 0, 0)
             .with_budget(budget)
             .run(&mut solver);
         assert_eq!(again, cut);

@@ -644,6 +644,12 @@ impl SizedSolver {
         None
     }
 
+    /// Whether a count of `shape` takes turns with the SAT engine: from a
+    /// side of 25, with the engine built in (the `cdcl` feature).
+    pub fn counts_take_turns(shape: Shape) -> bool {
+        Cdcl::AVAILABLE && shape.side() >= LEARN_SIDE
+    }
+
     /// Runs at most `node_budget` more search nodes (at least 1).
     pub fn resume(&mut self, node_budget: u64) -> Progress {
         if self.answer.complete {
