@@ -47,11 +47,11 @@ pub struct Target {
     #[arg(long, default_value_t = 0)]
     pub(super) threads: usize,
     /// Work budget for --local, in search nodes: of one puzzle's search,
-    /// and of one Generate attempt's checks (a server's `--max-nodes`).
-    /// A minimal puzzle of 25x25 and up needs more than the default
-    /// (docs/sizes.md).
-    #[arg(long, default_value_t = 5_000_000)]
-    pub(super) max_nodes: u64,
+    /// and of one Generate attempt's checks (a server's `--max-nodes`, and
+    /// its default). A minimal puzzle of 25x25 and up needs more than the
+    /// default (docs/sizes.md).
+    #[arg(long)]
+    pub(super) max_nodes: Option<u64>,
     /// What to print for each answer.
     #[arg(long, value_enum, default_value = "text")]
     pub(super) output: Output,
@@ -100,7 +100,9 @@ impl Backend {
             let mut limits = Config::default().limits();
             // The work is the user's own, on their own machine: no bound.
             limits.max_call = None;
-            limits.max_nodes = target.max_nodes.max(1);
+            if let Some(nodes) = target.max_nodes {
+                limits.max_nodes = nodes.max(1);
+            }
             if target.threads > 0 {
                 limits.solver_threads = target.threads;
                 limits.stream_workers = target.threads;

@@ -60,7 +60,7 @@ impl Sudoku {
                     shape,
                     search: SizedSearch::new(shape, seed, u64::from(index), options, plan.target),
                     solver: None,
-                    cap: None,
+                    cap: charge.as_ref().map(|c| solver_cap(shape, c.capacity())),
                 },
                 index,
                 charge,
@@ -108,9 +108,6 @@ trait Making: Send {
     fn paused_bytes(&self) -> Option<usize>;
     /// Gives back what the making borrowed; it is over.
     fn end(&mut self);
-    /// Keeps what the making holds within `bytes` where it can (the most
-    /// its charge can hold).
-    fn cap_memory(&mut self, _bytes: usize) {}
 }
 
 /// The 9x9 maker: attempts in the thread's solver, each well under a
@@ -145,20 +142,26 @@ struct SizedMaking {
     search: SizedSearch,
     /// The solver, kept between turns.
     solver: Option<Box<SizedSolver>>,
-    /// What the solver may hold, when it changes (its checks' SAT engine,
-    /// from 25x25, does not start or is dropped rather than pass it).
+    /// What the solver may hold (its checks' SAT engine, from 25x25, does
+    /// not start or is dropped rather than pass it): its part of the most
+    /// one charge can hold (none: not charged, the solver's default cap).
+    /// The setting, not what is free now, so that a seed names the same
+    /// puzzle whatever the load (a pause that finds too little free ends
+    /// the call RESOURCE_EXHAUSTED, as over-budget work does).
     cap: Option<usize>,
 }
 
 impl Making for SizedMaking {
     fn step(&mut self) -> Stepped {
         let shape = self.shape;
-        let solver = self
-            .solver
-            .get_or_insert_with(|| take_sized_solver(&SizedGrid::empty(shape)));
-        if let Some(cap) = self.cap.take() {
-            solver.set_memory_cap(cap);
-        }
+        let cap = self.cap;
+        let solver = self.solver.get_or_insert_with(|| {
+            let mut solver = take_sized_solver(&SizedGrid::empty(shape));
+            if let Some(cap) = cap {
+                solver.set_memory_cap(cap);
+            }
+            solver
+        });
         match self.search.step(solver) {
             SizedPoll::Found(found) => Stepped::Made(Box::new(Made::Sized(*found))),
             SizedPoll::Exhausted { attempts } => Stepped::Exhausted(attempts),
@@ -174,12 +177,14 @@ impl Making for SizedMaking {
             give_sized_solver(solver);
         }
     }
-    fn cap_memory(&mut self, bytes: usize) {
-        // Less the task and the maker: the solver's.
-        let cells = self.shape.cells();
-        let others = sized_generate_bytes(cells, 0) - SizedSolver::footprint(cells);
-        self.cap = Some(bytes.saturating_sub(others));
-    }
+}
+
+/// What the solver of a sized making of `shape` may hold in a charge of
+/// `capacity` bytes: the rest after the task and the maker.
+fn solver_cap(shape: Shape, capacity: usize) -> usize {
+    let cells = shape.cells();
+    let others = sized_generate_bytes(cells, 0) - SizedSolver::footprint(cells);
+    capacity.saturating_sub(others)
 }
 
 /// The making of one generated puzzle, a step at a time, with the
@@ -201,14 +206,6 @@ impl<M: Making> Work for GenerateWork<M> {
 
     fn run(&mut self, turn: &Turn) -> Step {
         let _guard = SolvingGuard::start(&self.shared.gauges);
-        // A making holds no more than one charge can: its connection's
-        // share. The cap is the setting, not what is free now, so that a
-        // seed names the same puzzle whatever the load (a pause that finds
-        // too little free ends the call RESOURCE_EXHAUSTED, as over-budget
-        // work does).
-        if let Some(charge) = self.charge.as_ref() {
-            self.maker.cap_memory(charge.capacity());
-        }
         let result = loop {
             if past(self.pending.deadline()) {
                 break Err(Failure::DeadlineExceeded);

@@ -157,6 +157,13 @@ impl Cdcl {
         // Sizes first, allocating nothing, so that a formula over the cap
         // costs no memory (a count of a blank 64x64 grid meets one).
         let open = |c: usize, v: usize| placed(c) == 0 && candidates(c) >> v & 1 == 1;
+        // The values a unit's placed cells hold.
+        let used = |kind, u| {
+            shape
+                .unit_cells(kind, u)
+                .filter(|&c| placed(c) != 0)
+                .fold(0u64, |m, c| m | 1 << (placed(c) - 1))
+        };
         let mut clauses = 0usize;
         let mut count = |k: usize| clauses += 1 + k * k.saturating_sub(1) / 2;
         let mut vars = 0usize;
@@ -167,10 +174,7 @@ impl Cdcl {
         }
         for kind in UnitKind::ALL {
             for u in 0..n {
-                let done = shape
-                    .unit_cells(kind, u)
-                    .filter(|&c| placed(c) != 0)
-                    .fold(0u64, |m, c| m | 1 << (placed(c) - 1));
+                let done = used(kind, u);
                 for v in (0..n).filter(|v| done >> v & 1 == 0) {
                     count(shape.unit_cells(kind, u).filter(|&c| open(c, v)).count());
                 }
@@ -206,10 +210,7 @@ impl Cdcl {
             // Each value a unit lacks: one of its cells that may take it.
             for kind in UnitKind::ALL {
                 for u in 0..n {
-                    let done = shape
-                        .unit_cells(kind, u)
-                        .filter(|&c| placed(c) != 0)
-                        .fold(0u64, |m, c| m | 1 << (placed(c) - 1));
+                    let done = used(kind, u);
                     for v in (0..n).filter(|v| done >> v & 1 == 0) {
                         lits.clear();
                         lits.extend(
@@ -224,7 +225,7 @@ impl Cdcl {
             }
             match worker::Worker::spawn(sat, self.vars.len()) {
                 Some(mut w) => {
-                    w.call(None, Vec::new());
+                    w.call(None);
                     self.sat = Some(w);
                 }
                 None => {
@@ -272,7 +273,7 @@ impl Cdcl {
             let clause = sat.model_excluded();
             self.clauses += 1;
             self.excluded += clause.len();
-            sat.call(Some(clause), Vec::new());
+            sat.call(Some(clause));
         }
     }
 
@@ -303,10 +304,9 @@ mod worker {
     use super::{STACK_BYTES, Sat};
 
     /// The next call the solver's thread makes: a clause to add first (a
-    /// model excluded), and the literals it assumes.
+    /// model excluded), if any.
     struct Call {
         clause: Option<Vec<i32>>,
-        assume: Vec<i32>,
     }
 
     /// What the two threads share, under the mutex.
@@ -420,7 +420,7 @@ mod worker {
                             if let Some(clause) = call.clause {
                                 sat.add_clause(clause);
                             }
-                            let answer = sat.solve_with(call.assume);
+                            let answer = sat.solve();
                             let model = if answer == Some(true) {
                                 (1..=vars as i32)
                                     .map(|v| sat.value(v) == Some(true))
@@ -459,11 +459,11 @@ mod worker {
             })
         }
 
-        /// Ends the call under way, if any, and starts the next: `clause`
-        /// added first, `assume` assumed. Waits until it parks at its first
+        /// Ends the call under way, if any, and starts the next, `clause`
+        /// added first. Waits until it parks at its first
         /// check or ends: until then the solver reads its formula, and that
         /// is this thread's time too.
-        pub(super) fn call(&mut self, clause: Option<Vec<i32>>, assume: Vec<i32>) {
+        pub(super) fn call(&mut self, clause: Option<Vec<i32>>) {
             self.stop();
             let mut g = self.shared.lock();
             if g.lost {
@@ -473,7 +473,7 @@ mod worker {
             // What the last call left of its slice is not the next call's:
             // it parks at its first check.
             g.granted = g.made;
-            g.next = Some(Call { clause, assume });
+            g.next = Some(Call { clause });
             g.parked = false;
             self.shared.turn.notify_all();
             while g.next.is_some() || !(g.parked && (g.running || g.calls > calls)) {

@@ -277,7 +277,7 @@ impl SizedSolver {
         self.solution.clear();
         self.solution.resize(cells, 0);
         self.root = Vec::new();
-        if Cdcl::AVAILABLE && n >= LEARN_SIDE {
+        if Self::counts_take_turns(shape) {
             self.root.resize(ROOT_BYTES_PER_CELL / 8 * cells, 0);
         }
         self.repair = if repairs(shape) {
@@ -1339,13 +1339,14 @@ const ENGINE_LED_VARS: usize = 10_000;
 /// From [`MIXED_OPEN_PERCENT`] to [`REPAIR_OPEN_PERCENT`] open, with a
 /// formula of [`ENGINE_LED_VARS`] variables or more, the SAT engine's turn
 /// after the tree run's and repair's, as a multiple of the run's nodes.
-/// (These figures are from before the small formulas' lead.) On the grids of 58% blanks in data/large/ (60 s each,
-/// whole processes), without these turns 36x36 solved 9 of 10 (the tenth
-/// at the work limit in 31 s; CaDiCaL 1.8 s), with a share of 1 all 10,
-/// and 49x49 and 64x64 kept their counts (9 and 10 of 10) at 10-20% more
-/// time; a share of 2 took 36x36 a little faster and 49x49 and 64x64
-/// 25-40% slower. (When the engine's calls were cut into chunks of 2,000
-/// conflicts, these turns cost 64x64 one of its two grids.)
+/// (These figures are from before the small formulas' lead.) On the grids
+/// of 58% blanks in data/large/ (60 s each, whole processes), without
+/// these turns 36x36 solved 9 of 10 (the tenth at the work limit in 31 s;
+/// CaDiCaL 1.8 s), with a share of 1 all 10, and 49x49 and 64x64 kept
+/// their counts (9 and 10 of 10) at 10-20% more time; a share of 2 took
+/// 36x36 a little faster and 49x49 and 64x64 25-40% slower. (When the
+/// engine's calls were cut into chunks of 2,000 conflicts, these turns
+/// cost 64x64 one of its two grids.)
 const CDCL_MIXED_SHARE: u64 = 1;
 
 /// The least side at which a search that does not restart (a count, or a
