@@ -169,7 +169,7 @@ impl Making for SizedMaking {
         }
     }
     fn paused_bytes(&self) -> Option<usize> {
-        let heap = self.solver.as_ref().map_or(0, |s| s.heap_bytes());
+        let heap = self.solver.as_ref().map_or(0, |s| s.heap_bytes()) + self.search.engine_bytes();
         Some(sized_generate_bytes(self.shape.cells(), heap))
     }
     fn end(&mut self) {

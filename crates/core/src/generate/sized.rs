@@ -5,11 +5,12 @@
 //! removed cell allows, each with a search for one solution, under one
 //! node budget: a check that runs out keeps its clue (the puzzle stays
 //! unique, and is reported not minimal). Where a count takes turns with
-//! the SAT engine ([`SizedSolver::counts_take_turns`], from 25x25), a
-//! check is instead one count to two of the puzzle without the clue,
-//! under [`LARGE_CHECK_NODES`]: the engine proves or finds in one formula
-//! what the tries would each start again, and there checks of a few
-//! hundred thousand nodes are common near the end.
+//! the SAT engine ([`SizedSolver::counts_take_turns`], from 25x25), the
+//! checks are asked of one formula of the whole grid ([`Cores`], see
+//! `Engine`), which takes away in bulk the clues its proofs did not use;
+//! where that formula does not fit the solver's memory cap, a check is one
+//! count to two of the puzzle without the clue, under
+//! [`LARGE_CHECK_NODES`] (docs/sizes.md, "Limits of the maker").
 //!
 //! The maker is a stepper: [`SizedMaker::step`] does one check, so the
 //! service can share a solver thread between it and other work. The same
@@ -36,8 +37,8 @@ use super::symmetry::Symmetry;
 use super::target::Target;
 use crate::logic::{self, Rating, Reach};
 use crate::puzzle::sized::{Shape, SizedGrid};
-use crate::solver::Progress;
-use crate::solver::sized::SizedSolver;
+use crate::solver::sized::{CONFLICT_NODES, SizedSolver};
+use crate::solver::{Cores, Progress, Uniqueness};
 
 /// Nodes one uniqueness check may take before its clue is kept.
 pub const CHECK_NODES: u64 = 20_000;
@@ -95,6 +96,28 @@ pub struct SizedMaker {
     spent: u64,
     /// Search nodes the checks may take in all.
     budget: u64,
+    /// The SAT engine's formula of the whole grid, asked the checks (see
+    /// [`Engine`]).
+    engine: Engine,
+    /// Checks started.
+    checks: u64,
+}
+
+/// Where counts take turns with the SAT engine (from 25x25), the checks
+/// are asked of one [`Cores`] for the whole making: the formula of the
+/// grid and "some cell differs from the solution", with the clues as
+/// assumptions. It keeps what it learned from one check to the next, and
+/// a removal it proves names the clues the proof used: the clues still to
+/// try that it did not use go too (without a symmetry, a floor in reach or
+/// a ceiling). A minimal 36x36 puzzle takes under a minute this way, where
+/// a count per check stalled at half the clues.
+enum Engine {
+    /// Not loaded yet: at the first check the root does not settle, if its
+    /// estimate fits the solver's memory cap.
+    Untried,
+    On(Box<Cores>),
+    /// Not used (a smaller grid, no room, or lost): checks are counts.
+    Off,
 }
 
 /// The check of one removal: a second solution must put another value in
@@ -116,6 +139,8 @@ struct Check {
     /// The check is one count to two (an orbit, or a clue where counts take
     /// turns with the SAT engine), not a try of each other value.
     count: bool,
+    /// The check is a question to the SAT engine ([`Engine::On`]).
+    asked: bool,
     /// Nodes left of [`CHECK_NODES`] (or [`LARGE_CHECK_NODES`]).
     budget: u64,
     /// A try is under way in the solver.
@@ -210,7 +235,27 @@ impl SizedMaker {
             check: None,
             spent: 0,
             budget: u64::MAX,
+            engine: if SizedSolver::counts_take_turns(shape) {
+                Engine::Untried
+            } else {
+                Engine::Off
+            },
+            checks: 0,
         }
+    }
+
+    /// This maker, asking the SAT engine its checks at any size (it does
+    /// from 25x25).
+    #[cfg(all(test, feature = "cdcl"))]
+    fn with_engine(mut self) -> SizedMaker {
+        self.engine = Engine::Untried;
+        self
+    }
+
+    /// Whether the SAT engine is loaded.
+    #[cfg(all(test, feature = "cdcl"))]
+    fn engine_on(&self) -> bool {
+        matches!(self.engine, Engine::On(_))
     }
 
     /// This maker, trying no more clues once its checks have taken
@@ -240,6 +285,15 @@ impl SizedMaker {
         cells.saturating_mul(2 + 2 + 4)
     }
 
+    /// The estimated bytes of the SAT engine's formula, when loaded: held
+    /// beside the solver's, and within its memory cap.
+    pub fn engine_bytes(&self) -> usize {
+        match &self.engine {
+            Engine::On(cores) => cores.heap_bytes(),
+            _ => 0,
+        }
+    }
+
     /// The cells of orbit `i` in the removal order, if there is one.
     fn orbit(&self, i: usize) -> Option<&[u16]> {
         let end = *self.ends.get(i)? as usize;
@@ -254,12 +308,17 @@ impl SizedMaker {
             self.go_on(solver, check);
             return None;
         }
-        // The next orbit that fits above the floor.
-        while let Some(orbit) = self.orbit(self.next)
-            && self.clues.saturating_sub(orbit.len()) < self.min_clues
-        {
-            self.next += 1;
-            self.floored = true;
+        // The next orbit still in the puzzle (a core may have taken clues
+        // away ahead of their turn) that fits above the floor.
+        while let Some(orbit) = self.orbit(self.next) {
+            if self.puzzle.values()[usize::from(orbit[0])] == 0 {
+                self.next += 1;
+            } else if self.clues.saturating_sub(orbit.len()) < self.min_clues {
+                self.next += 1;
+                self.floored = true;
+            } else {
+                break;
+            }
         }
         if let Some(orbit) = self.orbit(self.next)
             && self.spent < self.budget
@@ -303,14 +362,12 @@ impl SizedMaker {
         with: Vec<usize>,
         probe: bool,
     ) {
+        self.checks += 1;
         let kept = self.puzzle.values()[cell];
         self.puzzle.values_mut()[cell] = 0;
         for &c in &with {
             self.puzzle.values_mut()[c] = 0;
         }
-        solver.restart(&self.puzzle, 2);
-        let progress = solver.resume(1);
-        self.spent += 1 + solver.answer().stats.nodes;
         let turns = SizedSolver::counts_take_turns(self.puzzle.shape());
         let mut check = Check {
             cell,
@@ -319,6 +376,7 @@ impl SizedMaker {
             with,
             probe,
             others: 0,
+            asked: false,
             budget: if turns {
                 LARGE_CHECK_NODES
             } else {
@@ -326,6 +384,16 @@ impl SizedMaker {
             } - 1,
             trying: false,
         };
+        // The engine, where there is one, is asked every check: its unit
+        // propagation settles what the root would (a root's look-ahead on a
+        // 25x25 grid costs more), and its proofs take clues away in bulk.
+        if self.ask(solver) {
+            check.asked = true;
+            return self.go_on(solver, check);
+        }
+        solver.restart(&self.puzzle, 2);
+        let progress = solver.resume(1);
+        self.spent += 1 + solver.answer().stats.nodes;
         if progress == Progress::Done {
             let unique = solver.answer().count == 1;
             self.decide(&check, Some(unique));
@@ -348,6 +416,9 @@ impl SizedMaker {
     /// [`STEP_NODES`] nodes; decides the clue when the check is over.
     fn go_on(&mut self, solver: &mut SizedSolver, mut check: Check) {
         let cell = check.cell;
+        if check.asked {
+            return self.go_on_asking(solver, check);
+        }
         if check.count {
             // One count to two.
             let (progress, count) = self.slice(solver, &mut check);
@@ -389,6 +460,114 @@ impl SizedMaker {
             return self.decide(&check, None);
         }
         self.check = Some(check);
+    }
+
+    /// How much of the removal order has been tried: the orbits up to the
+    /// one under check.
+    fn tried(&self) -> usize {
+        match self.next.checked_sub(1) {
+            Some(i) => self.ends[i] as usize,
+            None => 0,
+        }
+    }
+
+    /// Asks the SAT engine (loading it first, if not tried yet) whether
+    /// the puzzle as it stands, the clue under check taken away, is
+    /// unique; false when there is no engine to ask.
+    fn ask(&mut self, solver: &SizedSolver) -> bool {
+        if matches!(self.engine, Engine::Untried) {
+            let room = solver.memory_cap().saturating_sub(solver.heap_bytes());
+            self.engine = match Cores::start(&self.solution, room) {
+                Some(cores) => Engine::On(Box::new(cores)),
+                None => Engine::Off,
+            };
+        }
+        let tried = self.tried();
+        let Engine::On(cores) = &mut self.engine else {
+            return false;
+        };
+        // The clues tried and kept first: every proof needs them. Then the
+        // clues still to try, last first: a clue implied by those before
+        // it is left out of a core, and goes now rather than in its turn.
+        let values = self.puzzle.values();
+        let (kept, ahead) = self.order.split_at(tried);
+        cores.ask(
+            kept.iter()
+                .chain(ahead.iter().rev())
+                .map(|&c| usize::from(c))
+                .filter(|&c| values[c] != 0),
+        );
+        true
+    }
+
+    /// One slice of the SAT engine's answer to `check`: decides it when
+    /// the answer comes; falls back to a count when the engine outgrows
+    /// the solver's memory cap or is lost.
+    fn go_on_asking(&mut self, solver: &mut SizedSolver, mut check: Check) {
+        let Engine::On(cores) = &mut self.engine else {
+            unreachable!("a question without an engine");
+        };
+        let conflicts = (check.budget.min(STEP_NODES) / CONFLICT_NODES).max(1);
+        let (answer, made) = cores.run(conflicts);
+        let nodes = made.max(1) * CONFLICT_NODES;
+        check.budget = check.budget.saturating_sub(nodes);
+        self.spent += nodes;
+        let over = solver.heap_bytes().saturating_add(cores.heap_bytes()) > solver.memory_cap();
+        match answer {
+            Uniqueness::Unique => {
+                self.take_uncored(&check);
+                self.decide(&check, Some(true));
+            }
+            Uniqueness::Another => self.decide(&check, Some(false)),
+            Uniqueness::Paused if over => {
+                // What it learned would pass the cap: the count goes on.
+                self.engine = Engine::Off;
+                check.asked = false;
+                check.count = true;
+                check.trying = true;
+                solver.restart(&self.puzzle, 2);
+                self.check = Some(check);
+            }
+            Uniqueness::Paused if check.budget == 0 => self.decide(&check, None),
+            Uniqueness::Paused => self.check = Some(check),
+            Uniqueness::Lost => {
+                self.engine = Engine::Off;
+                check.asked = false;
+                check.count = true;
+                check.trying = true;
+                solver.restart(&self.puzzle, 2);
+                self.check = Some(check);
+            }
+        }
+    }
+
+    /// After the engine proved the puzzle without `check`'s clue unique:
+    /// takes away the clues still to try that its proof did not use (they
+    /// leave it unique too), unless a symmetry, a ceiling or the floor
+    /// asks for clues to go one check at a time.
+    fn take_uncored(&mut self, check: &Check) {
+        if check.probe || self.probe.is_some() || self.ceiling.is_some() {
+            return;
+        }
+        let Engine::On(cores) = &self.engine else {
+            return;
+        };
+        let mut used = vec![false; self.puzzle.shape().cells()];
+        cores.core(&mut used);
+        let values = self.puzzle.values();
+        let unused: Vec<usize> = self.order[self.tried()..]
+            .iter()
+            .map(|&c| usize::from(c))
+            .filter(|&c| values[c] != 0 && !used[c])
+            .collect();
+        // The clue under check goes too (decide takes it off the count).
+        if self.clues.saturating_sub(1 + unused.len()) < self.min_clues {
+            return;
+        }
+        for &c in &unused {
+            self.puzzle.values_mut()[c] = 0;
+        }
+        self.clues -= unused.len();
     }
 
     /// One slice of `check`'s search, its nodes taken from the check's
@@ -541,6 +720,15 @@ impl SizedSearch {
         self.attempt
     }
 
+    /// The estimated bytes of the attempt's SAT engine, if it has one
+    /// ([`SizedMaker::engine_bytes`]).
+    pub fn engine_bytes(&self) -> usize {
+        match &self.phase {
+            Phase::Making(maker) => maker.engine_bytes(),
+            _ => 0,
+        }
+    }
+
     /// One step of the attempt under way (or the start of the next).
     pub fn step(&mut self, solver: &mut SizedSolver) -> SizedPoll {
         let o = self.options;
@@ -655,11 +843,14 @@ mod tests {
 
     #[cfg(feature = "cdcl")]
     #[test]
-    fn from_25x25_a_check_is_one_count_that_takes_turns_with_the_sat_engine() {
+    fn without_room_for_the_whole_grid_a_check_is_one_count_that_takes_turns_with_the_sat_engine() {
         let shape = Shape::new(5, 5).unwrap();
         assert!(SizedSolver::counts_take_turns(shape));
         assert!(!SizedSolver::counts_take_turns(Shape::new(4, 4).unwrap()));
         let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        // Room for the search's engine on one board, not for the whole
+        // grid's formula (about 50 MB at 25x25).
+        solver.set_memory_cap(SizedSolver::footprint(shape.cells()) + (24 << 20));
         let budget = 150_000;
         let mut maker = SizedMaker::new(&mut solver, shape, 1, 0, 0).with_budget(budget);
         let mut counts = 0;
@@ -667,6 +858,7 @@ mod tests {
             if let Some(made) = maker.step(&mut solver) {
                 break made;
             }
+            assert!(!maker.engine_on());
             if let Some(check) = &maker.check {
                 assert!(check.count && check.with.is_empty() && check.others == 0);
                 counts += 1;
@@ -685,6 +877,87 @@ mod tests {
             .with_budget(budget)
             .run(&mut solver);
         assert_eq!(again, cut);
+    }
+
+    /// Makes a puzzle step by step; whether the SAT engine was loaded.
+    #[cfg(feature = "cdcl")]
+    fn make(solver: &mut SizedSolver, mut maker: SizedMaker) -> (SizedPuzzle, bool, u64) {
+        let mut on = false;
+        loop {
+            on |= maker.engine_on();
+            if let Some(made) = maker.step(solver) {
+                return (made, on, maker.checks);
+            }
+        }
+    }
+
+    /// The puzzle has one solution, and loses it without any one clue.
+    #[cfg(feature = "cdcl")]
+    fn assert_unique_and_minimal(solver: &mut SizedSolver, made: &SizedPuzzle, every: usize) {
+        assert!(made.puzzle.is_kept_by(&made.solution));
+        assert_eq!(made.clues, made.puzzle.givens());
+        solver.restart(&made.puzzle, 2);
+        solver.resume(u64::MAX);
+        assert_eq!(solver.answer().count, 1);
+        let clues = (0..made.puzzle.shape().cells()).filter(|&c| made.puzzle.values()[c] != 0);
+        for cell in clues.step_by(every) {
+            let mut without = made.puzzle.clone();
+            without.values_mut()[cell] = 0;
+            solver.restart(&without, 2);
+            solver.resume(u64::MAX);
+            assert_eq!(solver.answer().count, 2, "clue {cell} can go");
+        }
+    }
+
+    #[cfg(feature = "cdcl")]
+    #[test]
+    fn from_25x25_the_sat_engine_answers_the_checks_and_takes_unused_clues_in_bulk() {
+        let shape = Shape::new(5, 5).unwrap();
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let maker = SizedMaker::new(&mut solver, shape, 1, 0, 0);
+        let (made, on, checks) = make(&mut solver, maker);
+        assert!(on && made.minimal);
+        // Clues its proofs did not use went without a check of their own
+        // (243 of the 379 that went, when written).
+        assert!(checks + 100 < shape.cells() as u64, "{checks} checks");
+        assert_unique_and_minimal(&mut solver, &made, 5);
+        // The same seed makes the same puzzle (run, or step by step).
+        let again = SizedMaker::new(&mut solver, shape, 1, 0, 0).run(&mut solver);
+        assert_eq!(again, made);
+    }
+
+    #[cfg(feature = "cdcl")]
+    #[test]
+    fn the_sat_engine_makes_minimal_puzzles_at_every_size_with_symmetry_and_floor() {
+        for (r, c) in [(2, 2), (2, 3), (3, 3), (4, 4)] {
+            let shape = Shape::new(r, c).unwrap();
+            let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+            let maker = SizedMaker::new(&mut solver, shape, 4, 2, 0).with_engine();
+            let (made, on, _) = make(&mut solver, maker);
+            assert!(on && made.minimal, "{shape}");
+            assert_unique_and_minimal(&mut solver, &made, 1);
+            let again = SizedMaker::new(&mut solver, shape, 4, 2, 0).with_engine();
+            assert_eq!(make(&mut solver, again).0, made);
+            // A floor: clues go one check at a time, down to it.
+            let floor = made.clues + 5;
+            let floored = SizedMaker::new(&mut solver, shape, 4, 2, floor).with_engine();
+            let (floored, _, _) = make(&mut solver, floored);
+            assert!(floored.clues >= floor && !floored.minimal, "{shape}");
+        }
+        let shape = Shape::new(3, 3).unwrap();
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let maker =
+            SizedMaker::attempt(&mut solver, shape, 2, 0, 0, 0, Symmetry::Rotate180).with_engine();
+        let (made, on, _) = make(&mut solver, maker);
+        assert!(on);
+        let v = made.puzzle.values();
+        assert!(
+            (0..81).all(|i| (v[i] == 0) == (v[80 - i] == 0)),
+            "orbits kept whole"
+        );
+        solver.restart(&made.puzzle, 2);
+        solver.resume(u64::MAX);
+        assert_eq!(solver.answer().count, 1);
     }
 
     #[test]

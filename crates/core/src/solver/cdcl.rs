@@ -225,7 +225,7 @@ impl Cdcl {
             }
             match worker::Worker::spawn(sat, self.vars.len()) {
                 Some(mut w) => {
-                    w.call(None);
+                    w.call(None, Vec::new());
                     self.sat = Some(w);
                 }
                 None => {
@@ -273,7 +273,7 @@ impl Cdcl {
             let clause = sat.model_excluded();
             self.clauses += 1;
             self.excluded += clause.len();
-            sat.call(Some(clause));
+            sat.call(Some(clause), Vec::new());
         }
     }
 
@@ -296,7 +296,7 @@ impl Cdcl {
 
 /// The solver's thread, and the gate between it and the search.
 #[cfg(feature = "cdcl")]
-mod worker {
+pub(super) mod worker {
     use std::panic::AssertUnwindSafe;
     use std::sync::{Arc, Condvar, Mutex, MutexGuard};
     use std::thread::JoinHandle;
@@ -304,9 +304,10 @@ mod worker {
     use super::{STACK_BYTES, Sat};
 
     /// The next call the solver's thread makes: a clause to add first (a
-    /// model excluded), if any.
+    /// model excluded), if any, and the literals it assumes.
     struct Call {
         clause: Option<Vec<i32>>,
+        assume: Vec<i32>,
     }
 
     /// What the two threads share, under the mutex.
@@ -335,6 +336,9 @@ mod worker {
         lost: bool,
         /// The value of each problem variable (from variable 1) in the model.
         model: Vec<bool>,
+        /// After a call that found none: the assumed literals the proof
+        /// used (CaDiCaL's failed assumptions).
+        failed: Vec<i32>,
     }
 
     struct Shared {
@@ -355,7 +359,7 @@ mod worker {
 
     /// CaDiCaL's termination check: counts the slice down, and parks the
     /// solver's thread while the search has the core.
-    pub(super) struct Meter(Arc<Shared>);
+    pub(crate) struct Meter(Arc<Shared>);
 
     impl cadical::Callbacks for Meter {
         fn terminate(&mut self) -> bool {
@@ -376,7 +380,7 @@ mod worker {
     }
 
     /// The solver on its own thread, making one call at a time.
-    pub(super) struct Worker {
+    pub(crate) struct Worker {
         shared: Arc<Shared>,
         thread: Option<JoinHandle<()>>,
     }
@@ -385,7 +389,7 @@ mod worker {
         /// Starts the thread of `sat`, whose problem variables are 1 to
         /// `vars`, waiting for its first call ([`Worker::call`]). None when
         /// no thread could be made.
-        pub(super) fn spawn(mut sat: cadical::Solver<Meter>, vars: usize) -> Option<Worker> {
+        pub(crate) fn spawn(mut sat: cadical::Solver<Meter>, vars: usize) -> Option<Worker> {
             let shared = Arc::new(Shared {
                 gate: Mutex::new(Gate {
                     parked: true,
@@ -420,7 +424,7 @@ mod worker {
                             if let Some(clause) = call.clause {
                                 sat.add_clause(clause);
                             }
-                            let answer = sat.solve();
+                            let answer = sat.solve_with(call.assume.iter().copied());
                             let model = if answer == Some(true) {
                                 (1..=vars as i32)
                                     .map(|v| sat.value(v) == Some(true))
@@ -428,7 +432,16 @@ mod worker {
                             } else {
                                 Vec::new()
                             };
-                            (answer, model)
+                            let failed = if answer == Some(false) {
+                                call.assume
+                                    .iter()
+                                    .copied()
+                                    .filter(|&l| sat.failed(l))
+                                    .collect()
+                            } else {
+                                Vec::new()
+                            };
+                            (answer, model, failed)
                         }));
                         let mut g = theirs.lock();
                         g.calls += 1;
@@ -436,9 +449,10 @@ mod worker {
                         g.parked = true;
                         theirs.turn.notify_all();
                         match ended {
-                            Ok((answer, model)) => {
+                            Ok((answer, model, failed)) => {
                                 g.done = Some(answer);
                                 g.model = model;
+                                g.failed = failed;
                             }
                             Err(_) => {
                                 g.done = Some(None);
@@ -460,10 +474,10 @@ mod worker {
         }
 
         /// Ends the call under way, if any, and starts the next, `clause`
-        /// added first. Waits until it parks at its first
-        /// check or ends: until then the solver reads its formula, and that
-        /// is this thread's time too.
-        pub(super) fn call(&mut self, clause: Option<Vec<i32>>) {
+        /// added first, under the literals `assume`. Waits until it parks
+        /// at its first check or ends: until then the solver reads its
+        /// formula, and that is this thread's time too.
+        pub(crate) fn call(&mut self, clause: Option<Vec<i32>>, assume: Vec<i32>) {
             self.stop();
             let mut g = self.shared.lock();
             if g.lost {
@@ -473,7 +487,7 @@ mod worker {
             // What the last call left of its slice is not the next call's:
             // it parks at its first check.
             g.granted = g.made;
-            g.next = Some(Call { clause });
+            g.next = Some(Call { clause, assume });
             g.parked = false;
             self.shared.turn.notify_all();
             while g.next.is_some() || !(g.parked && (g.running || g.calls > calls)) {
@@ -483,7 +497,7 @@ mod worker {
 
         /// Ends the call under way, if any, without an answer; the solver
         /// stays for the next.
-        pub(super) fn stop(&mut self) {
+        pub(crate) fn stop(&mut self) {
             let mut g = self.shared.lock();
             if !g.running {
                 return;
@@ -497,7 +511,7 @@ mod worker {
 
         /// Lets the call go on for `checks` more termination checks, and
         /// waits until it parks again or ends: how, and the checks made.
-        pub(super) fn run(&mut self, checks: u64) -> (Sat, u64) {
+        pub(crate) fn run(&mut self, checks: u64) -> (Sat, u64) {
             let mut g = self.shared.lock();
             let from = g.made;
             if g.running {
@@ -518,6 +532,12 @@ mod worker {
                 None => Sat::Paused,
             };
             (answer, made)
+        }
+
+        /// Reads the assumed literals the last call's proof used, after
+        /// [`Sat::NoSolution`].
+        pub(crate) fn with_failed(&self, read: impl FnOnce(&[i32])) {
+            read(&self.shared.lock().failed);
         }
 
         /// Reads the model, after [`Sat::Solved`].

@@ -13,6 +13,7 @@
 mod anneal;
 mod board;
 mod cdcl;
+mod cores;
 mod ones;
 pub mod sized;
 mod tables;
@@ -21,6 +22,7 @@ mod xorshift;
 use crate::puzzle::{CELLS, Grid};
 pub use board::Rules;
 use board::{ALL_WORDS, Board, Cands, Outcome};
+pub use cores::{Cores, Uniqueness};
 
 /// Work the solver did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

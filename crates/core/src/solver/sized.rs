@@ -365,6 +365,11 @@ impl SizedSolver {
         self.memory_cap = DEFAULT_MEMORY_CAP;
     }
 
+    /// The memory cap ([`SizedSolver::set_memory_cap`]).
+    pub fn memory_cap(&self) -> usize {
+        self.memory_cap
+    }
+
     /// What the SAT engine may take under the memory cap.
     fn cdcl_room(&self) -> usize {
         let others = self.heap_bytes() - self.cdcl.heap_bytes();
@@ -1373,7 +1378,7 @@ const ROOT_BYTES_PER_CELL: usize = 16;
 /// The nodes one conflict of the SAT engine counts for: about the time of
 /// a tree node (look-ahead probes counted) on the 36x36 and 64x64 grids of
 /// 50% blanks in data/large/.
-const CONFLICT_NODES: u64 = 10;
+pub const CONFLICT_NODES: u64 = 10;
 
 /// A solver's default memory cap ([`SizedSolver::set_memory_cap`]): what
 /// the SAT engine may grow to on a 64x64 grid near the transition in a
