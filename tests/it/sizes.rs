@@ -1094,3 +1094,64 @@ async fn a_half_blank_grid_gets_the_sat_engine_when_the_connection_can_hold_it()
     let s = solve(&tight).await;
     assert_eq!(s.outcome(), Outcome::WorkLimitReached);
 }
+
+#[tokio::test]
+async fn a_server_with_room_makes_minimal_25x25_puzzles_with_the_whole_grid_formula() {
+    // The whole-grid formula of a 25x25 grid is about 160 MB by its
+    // estimate: a connection buffer that holds it lets Generate ask it
+    // every check (docs/sizes.md, "Limits of the maker").
+    let server = TestServer::start_with(
+        |c| {
+            c.connection_buffer_bytes = 512 << 20;
+            c.max_buffered_request_bytes = 1 << 30;
+        },
+        |s| s,
+    )
+    .await;
+    let mut client = server.client().await;
+    let shape = Shape::new(5, 5).unwrap();
+    let request = pb::GenerateRequest {
+        count: 1,
+        seed: Some(1),
+        box_rows: 5,
+        box_cols: 5,
+        ..Default::default()
+    };
+    let mut stream = client.generate(request).await.unwrap().into_inner();
+    let p = stream.message().await.unwrap().unwrap().puzzle.unwrap();
+    assert!(stream.message().await.unwrap().is_none());
+    assert!(p.minimal, "{} clues, not minimal", p.clues);
+    let read = |g: &pb::Grid| SizedGrid::from_text(shape, &g.text).unwrap();
+    let (puzzle, solution) = (
+        read(p.puzzle.as_ref().unwrap()),
+        read(p.solution.as_ref().unwrap()),
+    );
+    assert!(solution.is_valid_solution() && puzzle.is_kept_by(&solution));
+    assert_eq!(p.clues as usize, puzzle.givens());
+    // Minimal where the maker went without a count: fewer than 43% clues
+    // (counts made 286 on a default server), one solution, and each of a
+    // sample of clues needed.
+    assert!(
+        puzzle.givens() < shape.cells() * 43 / 100,
+        "{} clues",
+        puzzle.givens()
+    );
+    let (a, only) = run_sized(&puzzle, 2, u64::MAX);
+    assert_eq!((a.count, only), (1, Some(solution)));
+    let clues: Vec<usize> = (0..shape.cells())
+        .filter(|&i| puzzle.values()[i] != 0)
+        .collect();
+    for &cell in clues.iter().step_by(10) {
+        let mut without = puzzle.clone();
+        without.values_mut()[cell] = 0;
+        assert_eq!(
+            run_sized(&without, 2, u64::MAX).0.count,
+            2,
+            "clue {cell} can go"
+        );
+    }
+    // The same seed and settings make the same puzzle.
+    let mut again = client.generate(request).await.unwrap().into_inner();
+    let first = again.message().await.unwrap().unwrap().puzzle.unwrap();
+    assert_eq!(first.puzzle, p.puzzle);
+}
