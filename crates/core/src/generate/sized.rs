@@ -37,8 +37,8 @@ use super::symmetry::Symmetry;
 use super::target::Target;
 use crate::logic::{self, Rating, Reach};
 use crate::puzzle::sized::{Shape, SizedGrid};
-use crate::solver::sized::{CONFLICT_NODES, SizedSolver};
-use crate::solver::{Cores, Progress, Uniqueness};
+use crate::solver::sized::SizedSolver;
+use crate::solver::{Cores, Progress, Uniqueness, cores};
 
 /// Nodes one uniqueness check may take before its clue is kept.
 pub const CHECK_NODES: u64 = 20_000;
@@ -507,9 +507,9 @@ impl SizedMaker {
         let Engine::On(cores) = &mut self.engine else {
             unreachable!("a question without an engine");
         };
-        let conflicts = (check.budget.min(STEP_NODES) / CONFLICT_NODES).max(1);
-        let (answer, made) = cores.run(conflicts);
-        let nodes = made.max(1) * CONFLICT_NODES;
+        let checks = (check.budget.min(STEP_NODES) / cores::CHECK_NODES).max(1);
+        let (answer, made) = cores.run(checks);
+        let nodes = made.max(1) * cores::CHECK_NODES;
         check.budget = check.budget.saturating_sub(nodes);
         self.spent += nodes;
         let over = solver.heap_bytes().saturating_add(cores.heap_bytes()) > solver.memory_cap();

@@ -23,11 +23,12 @@
 //! the k literals laid on a p x q grid, each implying its row's and its
 //! column's auxiliary variable, with at most one row and one column set,
 //! 2k + p(p-1)/2 + q(q-1)/2 clauses instead of k(k-1)/2. On a 36x36
-//! solution (data/large/, making a minimal puzzle, one thread): pairs 3.3
-//! million clauses, 510 MB resident, 18-22 s; product 0.53 million, 120
-//! MB, 43-49 s. At 25x25: 76 MB and 2.4 s; 36 MB and 6.1 s.
+//! solution (data/large/, making a minimal puzzle, one thread, CaDiCaL's
+//! default configuration): pairs 3.3 million clauses, 510 MB resident,
+//! 18-22 s; product 0.53 million, 120 MB, 43-49 s (34 s in "plain", which
+//! this module uses). At 25x25: 76 MB and 2.4 s; 36 MB and 6.1 s.
 //!
-//! A call runs on the SAT worker's thread in slices of conflicts, paused
+//! A call runs on the SAT worker's thread in slices of termination checks, paused
 //! between them (see cdcl.rs): budgets, deadlines and cancellation hold as
 //! for the search's engine.
 
@@ -42,10 +43,19 @@ use super::cdcl::worker::{Meter, Worker};
 /// encodings; the figures above).
 const VAR_BYTES: usize = 512;
 const CLAUSE_BYTES: usize = 160;
-/// Estimated bytes per conflict, for the clauses learned, counted up to
-/// [`LEARNED_CONFLICTS`] conflicts (CaDiCaL's reductions drop most).
+/// Estimated bytes per termination check (at most one conflict each), for
+/// the clauses learned, counted up to [`LEARNED_CONFLICTS`] checks
+/// (CaDiCaL's reductions drop most).
 const CONFLICT_BYTES: usize = 256;
 const LEARNED_CONFLICTS: u64 = 1 << 20;
+
+/// The search nodes one of CaDiCaL's termination checks (about one per
+/// decision or conflict) counts for in budgets: about the time of that
+/// many tree nodes. A check costs 0.12 ms making a minimal 25x25 puzzle
+/// and 0.31 ms at 36x36 (the whole formula is watched and every
+/// assumption assigned again after each restart), where the tree search
+/// runs 150,000-200,000 nodes a second on 36x36 grids of 58% blanks.
+pub const CHECK_NODES: u64 = 40;
 
 /// The answer to one question ([`Cores::ask`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +65,7 @@ pub enum Uniqueness {
     Unique,
     /// The clues leave another solution.
     Another,
-    /// The slice's conflicts ran out; [`Cores::run`] goes on.
+    /// The slice's termination checks ran out; [`Cores::run`] goes on.
     Paused,
     /// The engine is gone (its thread failed): ask some other way.
     Lost,
@@ -70,7 +80,8 @@ pub struct Cores {
     solution: Vec<u8>,
     vars: usize,
     clauses: usize,
-    conflicts: u64,
+    /// Termination checks made.
+    checks: u64,
 }
 
 /// How "at most one" is written.
@@ -126,7 +137,14 @@ impl Cores {
         }
         #[cfg(feature = "cdcl")]
         {
-            let mut sat = cadical::Solver::<Meter>::new();
+            // "plain": no preprocessing or inprocessing. Those run between
+            // two conflicts, out of reach of the slices, and here they cost
+            // more than they saved: 25x25 1.7 s against 2.0, 36x36 (product)
+            // 34 s against 44, and the longest pause between two
+            // termination checks shorter (the module's figures, one solution).
+            let Ok(mut sat) = cadical::Solver::<Meter>::with_config("plain") else {
+                return None;
+            };
             let var = |c: usize, v: usize| (c * n + v + 1) as i32;
             let mut next = (cells * n) as i32;
             let mut lits: Vec<i32> = Vec::with_capacity(n);
@@ -172,7 +190,7 @@ impl Cores {
                 solution: values.to_vec(),
                 vars,
                 clauses,
-                conflicts: 0,
+                checks: 0,
             })
         }
         #[cfg(not(feature = "cdcl"))]
@@ -187,7 +205,7 @@ impl Cores {
         self.vars
             .saturating_mul(VAR_BYTES)
             .saturating_add(self.clauses.saturating_mul(CLAUSE_BYTES))
-            .saturating_add(self.conflicts.min(LEARNED_CONFLICTS) as usize * CONFLICT_BYTES)
+            .saturating_add(self.checks.min(LEARNED_CONFLICTS) as usize * CONFLICT_BYTES)
             .saturating_add(self.solution.capacity())
     }
 
@@ -207,13 +225,13 @@ impl Cores {
         let _ = assume;
     }
 
-    /// Goes on with the question for at most `conflicts` conflicts: the
-    /// answer so far, and the conflicts taken.
-    pub fn run(&mut self, conflicts: u64) -> (Uniqueness, u64) {
+    /// Goes on with the question for at most `checks` of CaDiCaL's
+    /// termination checks: the answer so far, and the checks made.
+    pub fn run(&mut self, checks: u64) -> (Uniqueness, u64) {
         #[cfg(feature = "cdcl")]
         {
-            let (sat, made) = self.worker.run(conflicts);
-            self.conflicts = self.conflicts.saturating_add(made);
+            let (sat, made) = self.worker.run(checks);
+            self.checks = self.checks.saturating_add(made);
             let answer = match sat {
                 Sat::NoSolution => Uniqueness::Unique,
                 Sat::Solved => Uniqueness::Another,
@@ -224,7 +242,7 @@ impl Cores {
         }
         #[cfg(not(feature = "cdcl"))]
         {
-            let _ = (conflicts, Sat::Lost);
+            let _ = (checks, Sat::Lost);
             (Uniqueness::Lost, 0)
         }
     }

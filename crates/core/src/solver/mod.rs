@@ -13,7 +13,7 @@
 mod anneal;
 mod board;
 mod cdcl;
-mod cores;
+pub mod cores;
 mod ones;
 pub mod sized;
 mod tables;

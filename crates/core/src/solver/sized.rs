@@ -1378,7 +1378,7 @@ const ROOT_BYTES_PER_CELL: usize = 16;
 /// The nodes one conflict of the SAT engine counts for: about the time of
 /// a tree node (look-ahead probes counted) on the 36x36 and 64x64 grids of
 /// 50% blanks in data/large/.
-pub const CONFLICT_NODES: u64 = 10;
+const CONFLICT_NODES: u64 = 10;
 
 /// A solver's default memory cap ([`SizedSolver::set_memory_cap`]): what
 /// the SAT engine may grow to on a 64x64 grid near the transition in a
