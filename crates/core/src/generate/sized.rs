@@ -513,31 +513,26 @@ impl SizedMaker {
         check.budget = check.budget.saturating_sub(nodes);
         self.spent += nodes;
         let over = solver.heap_bytes().saturating_add(cores.heap_bytes()) > solver.memory_cap();
+        if answer == Uniqueness::Lost || (answer == Uniqueness::Paused && over) {
+            // Gone, or what it learned would pass the cap: the check goes
+            // on as a count, and the checks after it.
+            self.engine = Engine::Off;
+            check.asked = false;
+            check.count = true;
+            check.trying = true;
+            solver.restart(&self.puzzle, 2);
+            self.spent += 1;
+            self.check = Some(check);
+            return;
+        }
         match answer {
             Uniqueness::Unique => {
                 self.take_uncored(&check);
                 self.decide(&check, Some(true));
             }
             Uniqueness::Another => self.decide(&check, Some(false)),
-            Uniqueness::Paused if over => {
-                // What it learned would pass the cap: the count goes on.
-                self.engine = Engine::Off;
-                check.asked = false;
-                check.count = true;
-                check.trying = true;
-                solver.restart(&self.puzzle, 2);
-                self.check = Some(check);
-            }
-            Uniqueness::Paused if check.budget == 0 => self.decide(&check, None),
-            Uniqueness::Paused => self.check = Some(check),
-            Uniqueness::Lost => {
-                self.engine = Engine::Off;
-                check.asked = false;
-                check.count = true;
-                check.trying = true;
-                solver.restart(&self.puzzle, 2);
-                self.check = Some(check);
-            }
+            _ if check.budget == 0 => self.decide(&check, None),
+            _ => self.check = Some(check),
         }
     }
 
@@ -958,6 +953,30 @@ mod tests {
         solver.restart(&made.puzzle, 2);
         solver.resume(u64::MAX);
         assert_eq!(solver.answer().count, 1);
+    }
+
+    #[cfg(feature = "cdcl")]
+    #[test]
+    fn an_engine_past_the_memory_cap_leaves_the_checks_to_counts() {
+        let shape = Shape::new(4, 4).unwrap();
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let mut maker = SizedMaker::new(&mut solver, shape, 6, 0, 0).with_engine();
+        // Until a question pauses with the engine loaded; then the cap
+        // leaves it no room.
+        while !(maker.engine_on() && maker.check.as_ref().is_some_and(|c| c.asked)) {
+            assert!(maker.step(&mut solver).is_none(), "made before a pause");
+        }
+        solver.set_memory_cap(solver.heap_bytes());
+        let mut counted = false;
+        let made = loop {
+            if let Some(made) = maker.step(&mut solver) {
+                break made;
+            }
+            counted |= maker.check.as_ref().is_some_and(|c| c.count && !c.asked);
+        };
+        assert!(!maker.engine_on() && counted);
+        assert!(made.minimal);
+        assert_unique_and_minimal(&mut solver, &made, 1);
     }
 
     #[test]
