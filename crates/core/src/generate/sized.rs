@@ -112,11 +112,12 @@ pub struct SizedMaker {
 /// a ceiling). A minimal 36x36 puzzle takes under a minute this way, where
 /// a count per check stalled at half the clues.
 enum Engine {
-    /// Not loaded yet: at the first check the root does not settle, if its
-    /// estimate fits the solver's memory cap.
+    /// Not loaded yet: loaded at the first check, if its estimate fits
+    /// the solver's memory cap.
     Untried,
     On(Box<Cores>),
-    /// Not used (a smaller grid, no room, or lost): checks are counts.
+    /// Not used (a smaller grid, no room, lost, or past the cap): checks
+    /// are value tries or counts.
     Off,
 }
 
