@@ -495,8 +495,8 @@ impl SizedMaker {
         cores.ask(
             kept.iter()
                 .chain(ahead.iter().rev())
-                .map(|&c| usize::from(c))
-                .filter(|&c| values[c] != 0),
+                .map(|&c| (usize::from(c), values[usize::from(c)]))
+                .filter(|&(_, v)| v != 0),
         );
         true
     }
@@ -785,6 +785,13 @@ impl SizedSearch {
 mod tests {
     use super::*;
 
+    /// The solutions of `puzzle`, counted to two.
+    fn count(solver: &mut SizedSolver, puzzle: &SizedGrid) -> u32 {
+        solver.restart(puzzle, 2);
+        solver.resume(u64::MAX);
+        solver.answer().count
+    }
+
     #[test]
     fn made_puzzles_are_unique_minimal_and_repeatable() {
         for (r, c) in [(2, 2), (2, 3), (3, 2), (2, 4), (3, 3)] {
@@ -795,9 +802,7 @@ mod tests {
             assert!(made.puzzle.is_kept_by(&made.solution));
             assert!(made.minimal);
             assert_eq!(made.clues, made.puzzle.givens());
-            solver.restart(&made.puzzle, 2);
-            solver.resume(u64::MAX);
-            assert_eq!(solver.answer().count, 1);
+            assert_eq!(count(&mut solver, &made.puzzle), 1);
             assert_eq!(solver.solution(), Some(made.solution.clone()));
             let again = SizedMaker::new(&mut solver, shape, 7, 1, 0).run(&mut solver);
             assert_eq!(again, made);
@@ -827,9 +832,7 @@ mod tests {
         assert!(!cut.minimal);
         assert!(cut.clues > whole.clues, "{} vs {}", cut.clues, whole.clues);
         assert!(cut.puzzle.is_kept_by(&cut.solution));
-        solver.restart(&cut.puzzle, 2);
-        solver.resume(u64::MAX);
-        assert_eq!(solver.answer().count, 1);
+        assert_eq!(count(&mut solver, &cut.puzzle), 1);
         // The same seed and budget make the same puzzle.
         let again = SizedMaker::new(&mut solver, shape, 3, 0, 0)
             .with_budget(budget)
@@ -864,9 +867,7 @@ mod tests {
         assert!(maker.nodes() >= budget && maker.nodes() <= budget + LARGE_CHECK_NODES + 1);
         assert!(!cut.minimal && cut.clues < shape.cells());
         assert!(cut.puzzle.is_kept_by(&cut.solution));
-        solver.restart(&cut.puzzle, 2);
-        solver.resume(u64::MAX);
-        assert_eq!(solver.answer().count, 1);
+        assert_eq!(count(&mut solver, &cut.puzzle), 1);
         // The engine's turns are counted in nodes: the same seed and
         // budget make the same puzzle.
         let again = SizedMaker::new(&mut solver, shape, 1, 0, 0)
@@ -892,16 +893,12 @@ mod tests {
     fn assert_unique_and_minimal(solver: &mut SizedSolver, made: &SizedPuzzle, every: usize) {
         assert!(made.puzzle.is_kept_by(&made.solution));
         assert_eq!(made.clues, made.puzzle.givens());
-        solver.restart(&made.puzzle, 2);
-        solver.resume(u64::MAX);
-        assert_eq!(solver.answer().count, 1);
+        assert_eq!(count(solver, &made.puzzle), 1);
         let clues = (0..made.puzzle.shape().cells()).filter(|&c| made.puzzle.values()[c] != 0);
         for cell in clues.step_by(every) {
             let mut without = made.puzzle.clone();
             without.values_mut()[cell] = 0;
-            solver.restart(&without, 2);
-            solver.resume(u64::MAX);
-            assert_eq!(solver.answer().count, 2, "clue {cell} can go");
+            assert_eq!(count(solver, &without), 2, "clue {cell} can go");
         }
     }
 
@@ -951,9 +948,7 @@ mod tests {
             (0..81).all(|i| (v[i] == 0) == (v[80 - i] == 0)),
             "orbits kept whole"
         );
-        solver.restart(&made.puzzle, 2);
-        solver.resume(u64::MAX);
-        assert_eq!(solver.answer().count, 1);
+        assert_eq!(count(&mut solver, &made.puzzle), 1);
     }
 
     #[cfg(feature = "cdcl")]

@@ -75,9 +75,8 @@ pub enum Uniqueness {
 pub struct Cores {
     #[cfg(feature = "cdcl")]
     worker: Worker,
-    /// The grid's side, and its solution (a value from 1 per cell).
+    /// The grid's side.
     side: usize,
-    solution: Vec<u8>,
     vars: usize,
     clauses: usize,
     /// Termination checks made.
@@ -187,7 +186,6 @@ impl Cores {
             Some(Cores {
                 worker,
                 side: n,
-                solution: values.to_vec(),
                 vars,
                 clauses,
                 checks: 0,
@@ -206,18 +204,17 @@ impl Cores {
             .saturating_mul(VAR_BYTES)
             .saturating_add(self.clauses.saturating_mul(CLAUSE_BYTES))
             .saturating_add(self.checks.min(LEARNED_CONFLICTS) as usize * CONFLICT_BYTES)
-            .saturating_add(self.solution.capacity())
     }
 
-    /// Asks whether the clues in `cells` (the solution's values there)
-    /// leave the solution unique, ending the question under way. Clues
-    /// implied by those before them are left out of the core, so the
+    /// Asks whether the `clues` (cell, value from 1: the solution's value
+    /// there) leave the solution unique, ending the question under way.
+    /// Clues implied by those before them are left out of the core, so the
     /// order says which go first when clues can go together.
-    pub fn ask(&mut self, cells: impl IntoIterator<Item = usize>) {
+    pub fn ask(&mut self, clues: impl IntoIterator<Item = (usize, u8)>) {
         let n = self.side;
-        let assume: Vec<i32> = cells
+        let assume: Vec<i32> = clues
             .into_iter()
-            .map(|c| (c * n + usize::from(self.solution[c])) as i32)
+            .map(|(c, v)| (c * n + usize::from(v)) as i32)
             .collect();
         #[cfg(feature = "cdcl")]
         self.worker.call(None, assume);
