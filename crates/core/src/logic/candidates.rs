@@ -59,6 +59,9 @@ pub(crate) struct Layout {
     cell_units: Vec<[u16; 3]>,
     /// Each cell's position in its row, column and box.
     cell_places: Vec<[u8; 3]>,
+    /// Each cell's peers in increasing order, `3N - 1 - (box overlap)` a
+    /// cell; built the first time a technique asks.
+    peer_table: OnceLock<(usize, Vec<u16>)>,
 }
 
 impl Layout {
@@ -84,6 +87,7 @@ impl Layout {
             units,
             cell_units,
             cell_places,
+            peer_table: OnceLock::new(),
         }
     }
 
@@ -150,11 +154,20 @@ impl Layout {
             }))
     }
 
-    /// The peers of `cell` in increasing order, into `out`.
-    pub(crate) fn sorted_peers(&self, cell: usize, out: &mut Vec<usize>) {
-        out.clear();
-        out.extend(self.peers(cell));
-        out.sort_unstable();
+    /// The peers of `cell` in increasing order.
+    pub(crate) fn sorted_peers(&self, cell: usize) -> &[u16] {
+        let (count, table) = self.peer_table.get_or_init(|| {
+            let cells = self.n * self.n;
+            let count = self.peers(0).count();
+            let mut table = Vec::with_capacity(cells * count);
+            for x in 0..cells {
+                let from = table.len();
+                table.extend(self.peers(x).map(|p| p as u16));
+                table[from..].sort_unstable();
+            }
+            (count, table)
+        });
+        &table[cell * count..(cell + 1) * count]
     }
 }
 

@@ -579,19 +579,20 @@ pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
     let l = c.layout();
     let n = l.n();
     let target = if xyz { 3 } else { 2 };
-    let mut peers = Vec::new();
     for pivot in 0..n * n {
         let xy = c.mask(pivot);
         if xy.count_ones() != target {
             continue;
         }
-        l.sorted_peers(pivot, &mut peers);
-        for &xz_cell in &peers {
+        let peers = l.sorted_peers(pivot);
+        for &xz_cell in peers {
+            let xz_cell = xz_cell as usize;
             let xz = c.mask(xz_cell);
             if xz.count_ones() != 2 || (xy & !xz).count_ones() != 1 {
                 continue;
             }
-            for &yz_cell in &peers {
+            for &yz_cell in peers {
+                let yz_cell = yz_cell as usize;
                 let yz = c.mask(yz_cell);
                 if yz.count_ones() != 2 {
                     continue;
@@ -603,6 +604,24 @@ pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
                     continue;
                 }
                 let z = (xz & yz).trailing_zeros() as u8 + 1;
+                // The cells that see both wings (and the pivot, for an
+                // XYZ-wing) are among the first wing's peers, in order.
+                let mut eliminations = Vec::new();
+                for &x in l.sorted_peers(xz_cell) {
+                    let x = x as usize;
+                    if x == pivot || x == yz_cell {
+                        continue;
+                    }
+                    if c.mask(x) & 1 << (z - 1) != 0
+                        && l.sees(x, yz_cell)
+                        && (!xyz || l.sees(x, pivot))
+                    {
+                        eliminations.push((x as u16, z));
+                    }
+                }
+                if eliminations.is_empty() {
+                    continue;
+                }
                 let mut step = Step::new(
                     if xyz {
                         Technique::XyzWing
@@ -611,21 +630,7 @@ pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
                     },
                     if xyz { 44 } else { 42 },
                 );
-                for x in 0..n * n {
-                    if x == pivot || x == xz_cell || x == yz_cell {
-                        continue;
-                    }
-                    if c.mask(x) & 1 << (z - 1) != 0
-                        && l.sees(x, xz_cell)
-                        && l.sees(x, yz_cell)
-                        && (!xyz || l.sees(x, pivot))
-                    {
-                        step.eliminations.push((x as u16, z));
-                    }
-                }
-                if step.eliminations.is_empty() {
-                    continue;
-                }
+                step.eliminations = eliminations;
                 step.cells
                     .extend([pivot as u16, xz_cell as u16, yz_cell as u16]);
                 write(

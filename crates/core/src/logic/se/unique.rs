@@ -105,6 +105,9 @@ struct LoopSearch<'a> {
     /// The units of the path's cells at even and at odd positions, by kind
     /// (bit: the unit's index within its kind).
     seen: [[u64; 3]; 2],
+    /// For each unit, the positions of its cells holding both digits of
+    /// `pair`: the only cells the walk can go to.
+    both: Vec<u64>,
 }
 
 impl LoopSearch<'_> {
@@ -125,8 +128,12 @@ impl LoopSearch<'_> {
             if last == Some(kind) {
                 continue;
             }
-            for &next in l.unit(units[kind] as usize) {
-                let next = next as usize;
+            let u = units[kind] as usize;
+            let cells = l.unit(u);
+            let mut places = self.both[u];
+            while places != 0 {
+                let next = cells[places.trailing_zeros() as usize] as usize;
+                places &= places - 1;
                 if next == self.path[0] as usize && self.path.len() >= 4 {
                     // SE keeps a loop when each unit it visits holds two
                     // of its cells, one at an even position and one at an
@@ -138,9 +145,6 @@ impl LoopSearch<'_> {
                     }
                 } else if !self.on_path[next] {
                     let m = c.mask(next);
-                    if m & pair != pair {
-                        continue;
-                    }
                     extra |= m & !pair;
                     let wide = m.count_ones() > 2;
                     if (!wide || extra.count_ones() == 1 || allowed > 0)
@@ -195,6 +199,7 @@ pub(crate) fn unique_loops(c: &Candidates, sink: &mut Sink<'_>) {
         found: Vec::new(),
         ends: Vec::new(),
         seen: [[0; 3]; 2],
+        both: vec![0; 3 * n],
     };
     for cell in 0..n * n {
         let pair = c.mask(cell);
@@ -202,6 +207,14 @@ pub(crate) fn unique_loops(c: &Candidates, sink: &mut Sink<'_>) {
             continue;
         }
         search.pair = pair;
+        for (u, both) in search.both.iter_mut().enumerate() {
+            *both = 0;
+            for (i, &x) in l.unit(u).iter().enumerate() {
+                if c.mask(x as usize) & pair == pair {
+                    *both |= 1 << i;
+                }
+            }
+        }
         search.found.clear();
         search.ends.clear();
         search.walk(cell, 2, 0, None);

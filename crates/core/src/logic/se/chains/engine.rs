@@ -40,13 +40,14 @@ impl Geo {
     pub fn pot(self, cell: usize, d: u8, on: bool) -> Pot {
         ((cell * self.n + d as usize - 1) * 2 + usize::from(on)) as Pot
     }
+    /// (Divisions in 32 bits: the quicker, and a potential fits.)
     #[inline]
     pub fn cell(self, p: Pot) -> usize {
-        p as usize / 2 / self.n
+        ((p >> 1) / self.n as u32) as usize
     }
     #[inline]
     pub fn digit(self, p: Pot) -> u8 {
-        (p as usize / 2 % self.n) as u8 + 1
+        ((p >> 1) % self.n as u32) as u8 + 1
     }
     #[inline]
     pub fn on(p: Pot) -> bool {
@@ -64,6 +65,9 @@ impl Geo {
 pub(super) struct Imp {
     pub pot: Pot,
     pub cause: u8,
+    /// Whether `pot` implies anything in a search that says which
+    /// potentials do ([`Memo::live`]); true elsewhere.
+    pub live: bool,
     pub unit: u16,
 }
 
@@ -74,6 +78,9 @@ pub(super) struct Grid {
     pub masks: Vec<u64>,
     /// `pos[u * n + d - 1]`: the places of `d` in unit `u`.
     pub pos: Vec<u64>,
+    /// The candidates again, a bit each at `cell * n + d - 1` (a
+    /// potential shifted right once): a test without dividing by n.
+    pub bits: Vec<u64>,
 }
 
 impl Grid {
@@ -90,20 +97,40 @@ impl Grid {
                 }
             }
         }
+        let mut bits = vec![0u64; (n * n * n).div_ceil(64)];
+        for (cell, &m) in masks.iter().enumerate() {
+            let mut m = m;
+            while m != 0 {
+                let k = cell * n + m.trailing_zeros() as usize;
+                m &= m - 1;
+                bits[k / 64] |= 1 << (k % 64);
+            }
+        }
         Grid {
             masks: masks.to_vec(),
             pos,
+            bits,
         }
     }
 
     pub fn copy_from(&mut self, other: &Grid) {
         self.masks.copy_from_slice(&other.masks);
         self.pos.copy_from_slice(&other.pos);
+        self.bits.copy_from_slice(&other.bits);
+    }
+
+    /// Whether the candidate of potential `p` is still there.
+    #[inline]
+    pub fn has(&self, p: Pot) -> bool {
+        let k = (p >> 1) as usize;
+        self.bits[k / 64] >> (k % 64) & 1 != 0
     }
 
     /// Removes candidate `d` from `cell`.
     pub fn remove(&mut self, l: &Layout, cell: usize, d: u8) {
         let n = l.n();
+        let k = cell * n + d as usize - 1;
+        self.bits[k / 64] &= !(1 << (k % 64));
         self.masks[cell] &= !bit(d);
         let units = l.units_of(cell);
         let places = l.places_of(cell);
@@ -133,6 +160,7 @@ pub(super) fn on_to_off(l: &Layout, g: Geo, grid: &Grid, p: Pot, y: bool, out: &
             out.push(Imp {
                 pot: g.pot(cell, d2, false),
                 cause: CELL,
+                live: true,
                 unit: 0,
             });
         }
@@ -153,6 +181,7 @@ pub(super) fn on_to_off(l: &Layout, g: Geo, grid: &Grid, p: Pot, y: bool, out: &
             out.push(Imp {
                 pot: g.pot(x, d, false),
                 cause: unit_cause(kind),
+                live: true,
                 unit: u as u16,
             });
         }
@@ -184,6 +213,7 @@ pub(super) fn off_to_on(
         out.push(Imp {
             pot: g.pot(cell, other, true),
             cause: CELL,
+            live: true,
             unit: 0,
         });
     }
@@ -207,6 +237,7 @@ pub(super) fn off_to_on(
             out.push(Imp {
                 pot: q,
                 cause: unit_cause(kind),
+                live: true,
                 unit: u as u16,
             });
         }
@@ -217,8 +248,12 @@ pub(super) fn off_to_on(
 /// (a level-0 search, a static run), found once.
 #[derive(Default)]
 pub(super) struct Memo {
-    at: Vec<u32>,
-    len: Vec<u8>,
+    /// Which potentials imply anything, by potential, copied into each
+    /// implication found ([`Imp::live`]); empty: all of them.
+    pub live: Vec<bool>,
+    /// Each potential's implications, `data[start..end]`; `start` is
+    /// [`NONE`] until they are found.
+    at: Vec<(u32, u32)>,
     data: Vec<Imp>,
     buf: Vec<Imp>,
 }
@@ -226,15 +261,15 @@ pub(super) struct Memo {
 impl Memo {
     pub fn new(count: usize) -> Memo {
         Memo {
-            at: vec![NONE; count],
-            len: vec![0; count],
+            live: Vec::new(),
+            at: vec![(NONE, 0); count],
             data: Vec::new(),
             buf: Vec::new(),
         }
     }
 
     pub fn reset(&mut self) {
-        self.at.fill(NONE);
+        self.at.fill((NONE, 0));
         self.data.clear();
     }
 
@@ -242,19 +277,30 @@ impl Memo {
     /// `y`; its "on" potentials when off, with `y` and `x`.
     #[inline]
     pub fn get(&mut self, l: &Layout, g: Geo, grid: &Grid, p: Pot, y: bool, x: bool) -> &[Imp] {
-        let k = p as usize;
-        if self.at[k] == NONE {
-            if Geo::on(p) {
-                on_to_off(l, g, grid, p, y, &mut self.buf);
-            } else {
-                off_to_on(l, g, grid, p, y, x, &mut self.buf);
-            }
-            self.at[k] = self.data.len() as u32;
-            self.len[k] = self.buf.len() as u8;
-            self.data.extend_from_slice(&self.buf);
+        let (mut start, mut end) = self.at[p as usize];
+        if start == NONE {
+            (start, end) = self.fill(l, g, grid, p, y, x);
         }
-        let start = self.at[k] as usize;
-        &self.data[start..start + self.len[k] as usize]
+        &self.data[start as usize..end as usize]
+    }
+
+    #[inline(never)]
+    fn fill(&mut self, l: &Layout, g: Geo, grid: &Grid, p: Pot, y: bool, x: bool) -> (u32, u32) {
+        if Geo::on(p) {
+            on_to_off(l, g, grid, p, y, &mut self.buf);
+        } else {
+            off_to_on(l, g, grid, p, y, x, &mut self.buf);
+        }
+        if !self.live.is_empty() {
+            for imp in &mut self.buf {
+                imp.live = self.live[imp.pot as usize];
+            }
+        }
+        let start = self.data.len() as u32;
+        self.data.extend_from_slice(&self.buf);
+        let span = (start, self.data.len() as u32);
+        self.at[p as usize] = span;
+        span
     }
 }
 
@@ -540,7 +586,7 @@ impl<'a> Engine<'a> {
                 // The base grid's implications, of the candidates the run
                 // has left (an "on" potential's are in the same order).
                 for imp in memo.get(l, g, &self.base, p, y, true) {
-                    if dynamic && self.cur.masks[g.cell(imp.pot)] & bit(g.digit(imp.pot)) == 0 {
+                    if dynamic && !self.cur.has(imp.pot) {
                         continue;
                     }
                     let on = self.slot[(imp.pot | 1) as usize];
@@ -564,19 +610,22 @@ impl<'a> Engine<'a> {
                     off_to_on(l, g, &self.cur, p, y, true, &mut imps);
                     let (cell, d) = (g.cell(p), g.digit(p));
                     for imp in &imps {
+                        let off = self.slot[(imp.pot & !1) as usize];
+                        if off == NONE && self.slot[imp.pot as usize] != NONE {
+                            continue;
+                        }
+                        // New, or a contradiction: with the eliminations
+                        // it relies on.
                         parents.clear();
                         parents.push(i);
                         self.hidden_parents(imp, &mut parents);
-                        let off = self.slot[(imp.pot & !1) as usize];
                         if off != NONE {
                             let on = run.push(imp.pot, imp.cause, NONE, &parents);
                             run.absurd = Some((on, off));
                             break;
                         }
-                        if self.slot[imp.pot as usize] == NONE {
-                            let j = self.add(run, imp.pot, imp.cause, NONE, &parents);
-                            pending_on.push(j);
-                        }
+                        let j = self.add(run, imp.pot, imp.cause, NONE, &parents);
+                        pending_on.push(j);
                     }
                     self.cur.remove(l, cell, d);
                 } else {
@@ -720,6 +769,16 @@ impl Best {
         {
             self.0 = Some((diff, cx));
         }
+    }
+    /// Whether every chain of `base` with complexity `cx` or more sorts
+    /// after the best or ties it: what a search that reports hints in
+    /// their sort order's ties (a later one never comes first) can leave
+    /// out.
+    pub fn settles(&self, base: f64, cx: u32) -> bool {
+        self.0.is_some_and(|(d, c)| {
+            let diff = difficulty(base, cx);
+            diff > d || (diff == d && cx >= c)
+        })
     }
     /// Whether every chain of `base` with complexity `cx` or more sorts
     /// after the best.

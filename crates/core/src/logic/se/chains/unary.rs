@@ -6,7 +6,7 @@
 use super::engine::{self, Best, Engine, Geo, Memo, NONE, Pot, START};
 use super::{Body, Found, Rec, others};
 use crate::logic::Stopped;
-use crate::logic::candidates::{bit, digits_of};
+use crate::logic::candidates::digits_of;
 use crate::logic::se::GoOn;
 
 /// The search tree of one start: potentials with their one parent.
@@ -14,13 +14,12 @@ struct Tree {
     nodes: Vec<(Pot, u32, u8)>,
     /// The generation in which each potential was marked.
     marks: Vec<u32>,
-    /// Whether each potential implies anything in this pass (an "on" one
-    /// always does; an "off" one when its cell has two candidates, with
-    /// Y-links, or its digit two places in a unit, with X-links). A
-    /// potential that implies nothing can end a chain but not lead on, so
-    /// the searches mark it without adding it to the tree.
-    live: Vec<bool>,
     generation: u32,
+    /// Scratch marks of a cycle's hint: its cells, and the candidates an
+    /// "on" potential of it sees, marked `scratch`.
+    cells: Vec<u32>,
+    seen: Vec<u32>,
+    scratch: u32,
     /// Buffers the searches reuse: the next layers, the layer being
     /// expanded, the ends found.
     on: Vec<u32>,
@@ -77,6 +76,17 @@ impl Tree {
         }
         false
     }
+    /// The potentials from node `i` back to the start, the start left out.
+    fn body(&self, mut i: u32) -> impl Iterator<Item = Pot> + '_ {
+        std::iter::from_fn(move || {
+            let (p, parent, _) = self.nodes[i as usize];
+            if parent == NONE {
+                return None;
+            }
+            i = parent;
+            Some(p)
+        })
+    }
     /// The path from node `i` back to the start, reversed: start first.
     fn path(&self, mut i: u32) -> Vec<(Pot, u8)> {
         let mut out = Vec::new();
@@ -100,14 +110,23 @@ pub(super) fn collect(
     let mut tree = Tree {
         nodes: Vec::new(),
         marks: vec![0; g.count()],
-        live: vec![true; g.count()],
         generation: 0,
+        cells: vec![0; g.n * g.n],
+        seen: vec![0; g.count() / 2],
+        scratch: 0,
         on: Vec::new(),
         off: Vec::new(),
         batch: Vec::new(),
         ends: Vec::new(),
     };
     let mut memo = Memo::new(g.count());
+    // Whether each potential implies anything in a pass (an "on" one
+    // always does; an "off" one when its cell has two candidates, with
+    // Y-links, or its digit two places in a unit, with X-links). A
+    // potential that implies nothing can end a chain but not lead on: the
+    // searches do not add it to the tree, nor mark it, unless it is the
+    // start's negation or one of its partners.
+    memo.live = vec![true; g.count()];
     let mut best = Best::default();
     for (y, x) in [(false, true), (true, false), (true, true)] {
         // Every hint of the pass has the base of its cycles (those of
@@ -125,7 +144,7 @@ pub(super) fn collect(
                     .units_of(cell)
                     .iter()
                     .any(|&u| eng.base.places(g.n, u as usize, d).count_ones() == 2);
-                tree.live[g.pot(cell, d, false) as usize] = (y && bivalue) || (x && conjugate);
+                memo.live[g.pot(cell, d, false) as usize] = (y && bivalue) || (x && conjugate);
             }
         }
         for cell in 0..g.n * g.n {
@@ -243,8 +262,8 @@ fn from_on(
         t += 1;
         let odd = t % 2 == 1;
         // An "off" layer serves the cycles the next layer closes.
-        let want_cycles = cycles && !best.beats(cycle_base, t + u32::from(odd));
-        let want_forcing = forcing && forcing_end == NONE && !best.beats(forcing_base, t + 1);
+        let want_cycles = cycles && !best.settles(cycle_base, t + u32::from(odd));
+        let want_forcing = forcing && forcing_end == NONE && !best.settles(forcing_base, t + 1);
         if !want_cycles && !want_forcing {
             break;
         }
@@ -253,9 +272,10 @@ fn from_on(
             for imp in memo.get(eng.l, eng.g, &eng.base, tree.nodes[i as usize].0, y, x) {
                 if odd {
                     // An "off" potential not yet in the tree is no ancestor
-                    // (the off marks only say "seen" here).
-                    let first = tree.mark(imp.pot);
-                    if (first && (tree.live[imp.pot as usize] || imp.pot == negation))
+                    // (the off marks only say "seen" here, and only of
+                    // those that can lead on or end a forcing chain).
+                    let first = (imp.live || imp.pot == negation) && tree.mark(imp.pot);
+                    if first
                         || (want_cycles
                             && partners.contains(&imp.pot)
                             && !tree.is_ancestor(i, imp.pot))
@@ -279,7 +299,7 @@ fn from_on(
         batch.clear();
     }
     for &end in &ends {
-        if let Some(rec) = cycle_hint(eng, tree.path(end), y, x) {
+        if let Some(rec) = cycle_hint(eng, tree, memo, end, y, x) {
             recs.push(rec);
         }
     }
@@ -292,41 +312,59 @@ fn from_on(
 }
 
 /// SE's createCycleHint: a candidate outside the cycle that sees an "on"
-/// and an "off" potential of its digit goes.
-fn cycle_hint(eng: &Engine<'_>, path: Vec<(Pot, u8)>, y: bool, x: bool) -> Option<Rec> {
-    let (l, g, c) = (eng.l, eng.g, eng.c);
-    // The start comes first and again last; its cells once.
-    let body = &path[1..];
-    let mut cells: Vec<usize> = Vec::new();
-    for &(p, _) in body {
-        if !cells.contains(&g.cell(p)) {
-            cells.push(g.cell(p));
-        }
+/// and an "off" potential of its digit goes. The cycle ends at node `end`
+/// (the start again); its potentials are those from `end` back to the
+/// start, the start once. Most cycles remove nothing: those are seen
+/// through marks on the tree's scratch, before a path is built.
+fn cycle_hint(
+    eng: &Engine<'_>,
+    tree: &mut Tree,
+    memo: &mut Memo,
+    end: u32,
+    y: bool,
+    x: bool,
+) -> Option<Rec> {
+    let (l, g) = (eng.l, eng.g);
+    tree.scratch = tree.scratch.wrapping_add(1);
+    if tree.scratch == 0 {
+        tree.cells.fill(0);
+        tree.seen.fill(0);
+        tree.scratch = 1;
     }
-    let mut forw = Vec::new();
-    let mut back = Vec::new();
-    for &(p, _) in body {
-        let (cell, d) = (g.cell(p), g.digit(p));
-        for h in l.peers(cell) {
-            if !cells.contains(&h) && c.mask(h) & bit(d) != 0 {
-                if Geo::on(p) {
-                    forw.push((h as u16, d));
-                } else {
-                    back.push((h as u16, d));
+    let mark = tree.scratch;
+    let mut cells = std::mem::take(&mut tree.cells);
+    for p in tree.body(end) {
+        cells[g.cell(p)] = mark;
+    }
+    // A candidate of the digit in a unit of an "on" potential's cell (its
+    // unit implications), outside the cycle's cells, is seen from an "on";
+    // it goes when an "off" potential's cell sees it too.
+    let mut seen = std::mem::take(&mut tree.seen);
+    let mut removable: Vec<(u16, u8)> = Vec::new();
+    for on_side in [true, false] {
+        for p in tree.body(end).filter(|&p| Geo::on(p) == on_side) {
+            for imp in memo.get(l, g, &eng.base, p | 1, y, x) {
+                if imp.cause == engine::CELL || cells[g.cell(imp.pot)] == mark {
+                    continue;
+                }
+                let k = imp.pot as usize / 2;
+                if on_side {
+                    seen[k] = mark;
+                } else if seen[k] == mark {
+                    // Taken once.
+                    seen[k] = 0;
+                    removable.push((g.cell(imp.pot) as u16, g.digit(imp.pot)));
                 }
             }
         }
     }
-    forw.sort_unstable();
-    forw.dedup();
-    back.sort_unstable();
-    let removable: Vec<(u16, u8)> = forw
-        .into_iter()
-        .filter(|e| back.binary_search(e).is_ok())
-        .collect();
+    tree.cells = cells;
+    tree.seen = seen;
     if removable.is_empty() {
         return None;
     }
+    removable.sort_unstable();
+    let path = tree.path(end);
     let cx = distinct(&path);
     debug_assert_eq!(cx as usize, path.len() - 1);
     Some(Rec {
@@ -393,7 +431,7 @@ fn forcing(
     let base = forcing_base(y);
     // The search has one end, its negation: it stops there.
     'search: while !frontier.is_empty() {
-        if best.beats(base, depth + 1) {
+        if best.settles(base, depth + 1) {
             break;
         }
         depth += 1;
@@ -404,7 +442,7 @@ fn forcing(
                     ends.push(tree.push(imp.pot, i, imp.cause));
                     break 'search;
                 }
-                if tree.mark(imp.pot) && tree.live[imp.pot as usize] {
+                if imp.live && tree.mark(imp.pot) {
                     frontier.push(tree.push(imp.pot, i, imp.cause));
                 }
             }
