@@ -147,6 +147,13 @@ fn run() -> i32 {
         Command::Solve(args) if args.is_one_stream() => {
             tokio::runtime::Builder::new_current_thread()
         }
+        // `validate`, `hint` and `rate` with --local: the service's solver
+        // threads do the work; this thread only hands puzzles to them and
+        // prints, and workers would only add threads to start.
+        Command::Validate(args) if args.is_local() => tokio::runtime::Builder::new_current_thread(),
+        Command::Hint(args) | Command::Rate(args) if args.is_local() => {
+            tokio::runtime::Builder::new_current_thread()
+        }
         _ => tokio::runtime::Builder::new_multi_thread(),
     };
     let runtime = match builder.enable_all().build() {

@@ -74,6 +74,13 @@ pub struct FileArgs {
     boxx: Option<String>,
 }
 
+impl FileArgs {
+    /// True for `--local`: the service runs in this process.
+    pub(super) fn is_local(&self) -> bool {
+        self.target.local
+    }
+}
+
 /// Flags of `validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
@@ -84,6 +91,13 @@ pub struct ValidateArgs {
     /// are checked against the unique solution.
     #[arg(long)]
     current: Option<String>,
+}
+
+impl ValidateArgs {
+    /// True for `--local`: the service runs in this process.
+    pub(super) fn is_local(&self) -> bool {
+        self.common.is_local()
+    }
 }
 
 /// The service to call: a server, or one in this process.
