@@ -62,6 +62,8 @@ pub(crate) struct Layout {
     /// Each cell's peers in increasing order, `3N - 1 - (box overlap)` a
     /// cell; built the first time a technique asks.
     peer_table: OnceLock<(usize, Vec<u16>)>,
+    /// [`Layout::meet`] of the four pairs of kinds, built when first asked.
+    meets: OnceLock<Vec<u64>>,
 }
 
 impl Layout {
@@ -88,6 +90,7 @@ impl Layout {
             cell_units,
             cell_places,
             peer_table: OnceLock::new(),
+            meets: OnceLock::new(),
         }
     }
 
@@ -154,6 +157,33 @@ impl Layout {
             }))
     }
 
+    /// Where the units of kind `k1` meet those of kind `k2` (0 rows, 1
+    /// columns, 2 boxes; a box and a line, either way round): `[i * n + j]`
+    /// has bit p when the p-th cell of the i-th unit of kind `k1` lies in
+    /// the j-th unit of kind `k2` (0: they do not meet).
+    pub(crate) fn meet(&self, k1: usize, k2: usize) -> &[u64] {
+        const PAIRS: [(usize, usize); 4] = [(2, 1), (2, 0), (1, 2), (0, 2)];
+        let n = self.n;
+        let all = self.meets.get_or_init(|| {
+            let mut all = vec![0u64; 4 * n * n];
+            for (k, &(k1, k2)) in PAIRS.iter().enumerate() {
+                let meet = &mut all[k * n * n..(k + 1) * n * n];
+                for i in 0..n {
+                    for (pos, &x) in self.unit(k1 * n + i).iter().enumerate() {
+                        let j = self.units_of(x as usize)[k2] as usize - k2 * n;
+                        meet[i * n + j] |= 1 << pos;
+                    }
+                }
+            }
+            all
+        });
+        let k = PAIRS
+            .iter()
+            .position(|&p| p == (k1, k2))
+            .expect("a box and a line");
+        &all[k * n * n..(k + 1) * n * n]
+    }
+
     /// The peers of `cell` in increasing order.
     pub(crate) fn sorted_peers(&self, cell: usize) -> &[u16] {
         let (count, table) = self.peer_table.get_or_init(|| {
@@ -181,6 +211,9 @@ pub struct Candidates {
     open: usize,
     /// The digits placed in each unit.
     placed: Vec<u64>,
+    /// Where each digit can go in each unit: `places[u * n + d - 1]` has
+    /// bit i when the unit's i-th cell has candidate d. Kept with `masks`.
+    places: Vec<u64>,
 }
 
 impl PartialEq for Candidates {
@@ -217,6 +250,7 @@ impl Candidates {
             masks: vec![all; n * n],
             open: n * n,
             placed: vec![0; 3 * n],
+            places: Vec::new(),
             layout,
         };
         // The digits each unit holds: a blank cell's peers hold the union
@@ -239,7 +273,26 @@ impl Candidates {
             }
         }
         c.placed = used;
+        c.count_places();
         c
+    }
+
+    /// `places` again from `masks`.
+    fn count_places(&mut self) {
+        let l = &*self.layout;
+        let n = l.n;
+        self.places.clear();
+        self.places.resize(3 * n * n, 0);
+        for u in 0..3 * n {
+            let row = &mut self.places[u * n..(u + 1) * n];
+            for (i, &x) in l.unit(u).iter().enumerate() {
+                let mut m = self.masks[x as usize];
+                while m != 0 {
+                    row[m.trailing_zeros() as usize] |= 1 << i;
+                    m &= m - 1;
+                }
+            }
+        }
     }
 
     /// A grid's placed digits with a player's pencil marks for its blank
@@ -275,6 +328,7 @@ impl Candidates {
                 c.masks[cell] &= m;
             }
         }
+        c.count_places();
         Ok(c)
     }
 
@@ -323,11 +377,27 @@ impl Candidates {
             }
         }
         self.values[cell] = d;
+        let n = layout.n;
+        let places = &mut self.places;
+        let mut unplace = |x: usize, e: u8| {
+            let (us, at) = (layout.units_of(x), layout.places_of(x));
+            for k in 0..3 {
+                places[us[k] as usize * n + e as usize - 1] &= !(1 << at[k]);
+            }
+        };
+        let mut own = self.masks[cell];
+        while own != 0 {
+            unplace(cell, own.trailing_zeros() as u8 + 1);
+            own &= own - 1;
+        }
         self.masks[cell] = 0;
         let b = !bit(d);
         for u in units {
             self.placed[u as usize] |= bit(d);
             for &p in layout.unit(u as usize) {
+                if self.masks[p as usize] & !b != 0 {
+                    unplace(p as usize, d);
+                }
                 self.masks[p as usize] &= b;
             }
         }
@@ -378,7 +448,22 @@ impl Candidates {
     /// Removes candidate `d` from `cell`.
     #[inline]
     pub fn eliminate(&mut self, cell: usize, d: u8) {
+        if self.masks[cell] & bit(d) == 0 {
+            return;
+        }
         self.masks[cell] &= !bit(d);
+        let l = &*self.layout;
+        let (us, at) = (l.units_of(cell), l.places_of(cell));
+        for k in 0..3 {
+            self.places[us[k] as usize * l.n + d as usize - 1] &= !(1 << at[k]);
+        }
+    }
+
+    /// Where each digit can go in each unit: `[u * n + d - 1]` has bit i
+    /// when the unit's i-th cell (in [`Layout::unit`]'s order) has
+    /// candidate d.
+    pub(crate) fn places(&self) -> &[u64] {
+        &self.places
     }
 
     /// The placed digits as a grid of the state's shape (0 for an open cell).
@@ -424,6 +509,39 @@ impl Candidates {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_places_follow_every_placement_and_elimination() {
+        for shape in [
+            Shape::CLASSIC,
+            Shape::new(2, 3).unwrap(),
+            Shape::new(4, 4).unwrap(),
+        ] {
+            let n = shape.side();
+            let mut c = Candidates::new(&SizedGrid::empty(shape));
+            let mut x = 12345u64;
+            let mut next = |m: usize| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) as usize % m
+            };
+            for _ in 0..3 * n {
+                let cell = next(n * n);
+                let d = next(n) as u8 + 1;
+                if next(3) == 0 {
+                    if c.mask(cell) & bit(d) != 0 {
+                        c.place(cell, d);
+                    }
+                } else {
+                    c.eliminate(cell, d);
+                }
+                let mut again = c.clone();
+                again.count_places();
+                assert_eq!(c.places(), again.places(), "{shape:?}");
+            }
+        }
+    }
 
     #[test]
     fn units_and_peers_have_the_right_shape() {

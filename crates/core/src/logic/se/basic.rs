@@ -26,23 +26,6 @@ fn se_units(n: usize) -> impl Iterator<Item = usize> {
     units(n, 2).chain(units(n, 1)).chain(units(n, 0))
 }
 
-/// Where each digit can go in each unit: `at[u * n + d - 1]` has bit i
-/// set when the unit's i-th cell holds candidate d. One pass over the
-/// cells of every unit, so a producer reads any unit's places at once.
-fn places_table(c: &Candidates, l: &Layout) -> Vec<u64> {
-    let n = l.n();
-    let mut at = vec![0u64; 3 * n * n];
-    for u in 0..3 * n {
-        let row = &mut at[u * n..(u + 1) * n];
-        for (i, &x) in l.unit(u).iter().enumerate() {
-            for d in digits_of(c.mask(x as usize)) {
-                row[d as usize - 1] |= 1 << i;
-            }
-        }
-    }
-    at
-}
-
 /// The open cells of unit `u`.
 fn empty_count(c: &Candidates, l: &Layout, u: usize) -> usize {
     l.unit(u)
@@ -166,55 +149,56 @@ pub(crate) fn naked_single(c: &Candidates, sink: &mut Sink<'_>) {
 pub(crate) fn locking(c: &Candidates, direct: bool, sink: &mut Sink<'_>) {
     let l = c.layout();
     let n = l.n();
-    let at = places_table(c, l);
+    let at = c.places();
     let places = |u: usize, d: u8| at[u * n + d as usize - 1];
-    // meet[i * n + j]: the positions in the i-th unit of the first kind
-    // of its cells in the j-th unit of the second (0: they do not meet).
-    let mut meet = vec![0u64; n * n];
+    // The (second unit, digit) of each of a unit's intersections, in SE's
+    // order: by the second unit, then the digit.
+    let mut found: Vec<(usize, u8)> = Vec::new();
     for (k1, k2) in [(2, 1), (2, 0), (1, 2), (0, 2)] {
-        meet.fill(0);
+        let meet = l.meet(k1, k2);
         for (i, u1) in units(n, k1).enumerate() {
-            for (pos, &x) in l.unit(u1).iter().enumerate() {
-                let j = l.units_of(x as usize)[k2] as usize - k2 * n;
-                meet[i * n + j] |= 1 << pos;
-            }
-        }
-        for (i, u1) in units(n, k1).enumerate() {
-            for (j, u2) in units(n, k2).enumerate() {
-                let inside = meet[i * n + j];
-                if inside == 0 {
+            // The places of each digit in u1 that all lie in one unit of
+            // the second kind: there is at most one such unit.
+            found.clear();
+            let cells = l.unit(u1);
+            for d in 1..=n as u8 {
+                let p = places(u1, d);
+                if p.count_ones() <= 1 {
                     continue;
                 }
-                for d in 1..=n as u8 {
-                    let p = places(u1, d);
-                    if p.count_ones() <= 1 || p & !inside != 0 {
-                        continue;
-                    }
-                    if direct {
-                        for (i3, u3) in units(n, k1).enumerate() {
-                            let inside3 = meet[i3 * n + j];
-                            if u3 == u1 || inside3 == 0 {
-                                continue;
-                            }
-                            let p3 = places(u3, d);
-                            // The places of d in u3 outside u2: one left is
-                            // a hidden single.
-                            let left = p3 & !inside3;
-                            if p3.count_ones() <= 1 || left.count_ones() != 1 {
-                                continue;
-                            }
-                            let single = l.unit(u3)[left.trailing_zeros() as usize];
-                            if let Some(step) = lock_step(c, l, u1, u2, d, Some(single))
-                                && !sink(step)
-                            {
-                                return;
-                            }
+                let first = cells[p.trailing_zeros() as usize] as usize;
+                let j = l.units_of(first)[k2] as usize - k2 * n;
+                if p & !meet[i * n + j] == 0 {
+                    found.push((j, d));
+                }
+            }
+            found.sort_unstable();
+            for &(j, d) in &found {
+                let u2 = k2 * n + j;
+                if direct {
+                    for (i3, u3) in units(n, k1).enumerate() {
+                        let inside3 = meet[i3 * n + j];
+                        if u3 == u1 || inside3 == 0 {
+                            continue;
                         }
-                    } else if let Some(step) = lock_step(c, l, u1, u2, d, None)
-                        && !sink(step)
-                    {
-                        return;
+                        let p3 = places(u3, d);
+                        // The places of d in u3 outside u2: one left is
+                        // a hidden single.
+                        let left = p3 & !inside3;
+                        if p3.count_ones() <= 1 || left.count_ones() != 1 {
+                            continue;
+                        }
+                        let single = l.unit(u3)[left.trailing_zeros() as usize];
+                        if let Some(step) = lock_step(c, l, u1, u2, d, Some(single))
+                            && !sink(step)
+                        {
+                            return;
+                        }
                     }
+                } else if let Some(step) = lock_step(c, l, u1, u2, d, None)
+                    && !sink(step)
+                {
+                    return;
                 }
             }
         }
@@ -385,7 +369,7 @@ pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink
         (3, false) => (Technique::HiddenTriple, 40),
         _ => (Technique::HiddenQuad, 54),
     };
-    let at = places_table(c, l);
+    let at = c.places();
     for u in se_units(n) {
         let empty = empty_count(c, l, u);
         if !(empty > 2 * k || (direct && empty > k)) {
@@ -460,7 +444,7 @@ pub(crate) fn fish(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
         3 => (Technique::Swordfish, 38),
         _ => (Technique::Jellyfish, 52),
     };
-    let at = places_table(c, l);
+    let at = c.places();
     let mut placed = vec![0usize; n + 1];
     for &v in c.values() {
         placed[v as usize] += 1;

@@ -84,21 +84,11 @@ pub(super) struct Grid {
 }
 
 impl Grid {
-    pub fn new(l: &Layout, masks: &[u64]) -> Grid {
-        let n = l.n();
-        let mut pos = vec![0u64; 3 * n * n];
-        for u in 0..3 * n {
-            for (i, &x) in l.unit(u).iter().enumerate() {
-                let mut m = masks[x as usize];
-                while m != 0 {
-                    let d = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    pos[u * n + d] |= 1 << i;
-                }
-            }
-        }
+    /// The candidates of `c`, whose places are kept already.
+    pub fn of(c: &Candidates) -> Grid {
+        let n = c.side();
         let mut bits = vec![0u64; (n * n * n).div_ceil(64)];
-        for (cell, &m) in masks.iter().enumerate() {
+        for (cell, &m) in c.masks().iter().enumerate() {
             let mut m = m;
             while m != 0 {
                 let k = cell * n + m.trailing_zeros() as usize;
@@ -107,8 +97,8 @@ impl Grid {
             }
         }
         Grid {
-            masks: masks.to_vec(),
-            pos,
+            masks: c.masks().to_vec(),
+            pos: c.places().to_vec(),
             bits,
         }
     }
@@ -484,8 +474,8 @@ impl<'a> Engine<'a> {
             g,
             mode,
             cheapest: false,
-            base: Grid::new(l, c.masks()),
-            cur: Grid::new(l, c.masks()),
+            base: Grid::of(c),
+            cur: Grid::of(c),
             slot: vec![NONE; g.count()],
             imps: Vec::new(),
             hidden: Vec::new(),
