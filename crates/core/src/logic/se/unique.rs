@@ -207,13 +207,13 @@ pub(crate) fn unique_loops(c: &Candidates, sink: &mut Sink<'_>) {
             continue;
         }
         search.pair = pair;
+        let (d1, d2) = (
+            pair.trailing_zeros() as usize,
+            (pair & (pair - 1)).trailing_zeros() as usize,
+        );
+        let places = c.places();
         for (u, both) in search.both.iter_mut().enumerate() {
-            *both = 0;
-            for (i, &x) in l.unit(u).iter().enumerate() {
-                if c.mask(x as usize) & pair == pair {
-                    *both |= 1 << i;
-                }
-            }
+            *both = places[u * n + d1] & places[u * n + d2];
         }
         search.found.clear();
         search.ends.clear();

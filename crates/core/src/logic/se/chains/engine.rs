@@ -333,7 +333,8 @@ impl Run {
         &self.par[n.start as usize..(n.start + n.len) as usize]
     }
 
-    /// The node of `p` in the run's sets.
+    /// The node of `p` in the run's sets (None in a Nishio run, which
+    /// keeps no index).
     pub fn get(&self, p: Pot) -> Option<u32> {
         let p32 = p as usize;
         if self
@@ -515,11 +516,18 @@ impl<'a> Engine<'a> {
             self.cur.copy_from(&self.base);
         }
         let result = self.grow(&mut run, start, go_on);
+        run.index.clear();
+        run.bits.clear();
+        // Nishio asks a run only whether it ends in a contradiction.
+        if self.mode.nishio {
+            for node in &run.nodes {
+                self.slot[node.pot as usize] = NONE;
+            }
+            return result.map(|()| run);
+        }
         // The index, sorted by potential: the sets' potentials marked in
         // a bitset, read back in order (each potential is in the sets
         // once, at the node its slot holds).
-        run.index.clear();
-        run.bits.clear();
         run.bits.resize(self.g.count().div_ceil(64), 0);
         for &i in run.ons.iter().chain(run.offs.iter()) {
             let p = run.nodes[i as usize].pot as usize;
