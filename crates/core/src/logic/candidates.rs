@@ -64,6 +64,8 @@ pub(crate) struct Layout {
     peer_table: OnceLock<(usize, Vec<u16>)>,
     /// [`Layout::meet`] of the four pairs of kinds, built when first asked.
     meets: OnceLock<Vec<u64>>,
+    /// [`Layout::box_first_peers`] of every cell, built when first asked.
+    box_first: OnceLock<(usize, Vec<u16>)>,
 }
 
 impl Layout {
@@ -91,6 +93,7 @@ impl Layout {
             cell_places,
             peer_table: OnceLock::new(),
             meets: OnceLock::new(),
+            box_first: OnceLock::new(),
         }
     }
 
@@ -177,11 +180,36 @@ impl Layout {
             }
             all
         });
-        let k = PAIRS
-            .iter()
-            .position(|&p| p == (k1, k2))
-            .expect("a box and a line");
+        let k = match (k1, k2) {
+            (2, 1) => 0,
+            (2, 0) => 1,
+            (1, 2) => 2,
+            (0, 2) => 3,
+            _ => panic!("units meet only as a box and a line"),
+        };
         &all[k * n * n..(k + 1) * n * n]
+    }
+
+    /// The peers of `cell` in SE's order for aligned exclusion: its box,
+    /// then its row and its column outside the box, each in reading order.
+    pub(crate) fn box_first_peers(&self, cell: usize) -> &[u16] {
+        let (count, table) = self.box_first.get_or_init(|| {
+            let cells = self.n * self.n;
+            let count = self.peers(0).count();
+            let mut table = Vec::with_capacity(cells * count);
+            for x in 0..cells {
+                let [r, col, b] = self.units_of(x);
+                for u in [b, r, col] {
+                    for &y in self.unit(u as usize) {
+                        if y as usize != x && (u == b || self.units_of(y as usize)[2] != b) {
+                            table.push(y);
+                        }
+                    }
+                }
+            }
+            (count, table)
+        });
+        &table[cell * count..(cell + 1) * count]
     }
 
     /// The peers of `cell` in increasing order.

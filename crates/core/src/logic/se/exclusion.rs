@@ -70,7 +70,7 @@ pub(crate) fn aligned(
             // The third cell: a base cell among the excluding peers of
             // the first two, in SE's order.
             twin.clear();
-            for &k in bases.thirds[i].iter().chain(&bases.thirds[j]) {
+            for &k in bases.thirds(i).iter().chain(bases.thirds(j)) {
                 let k = k as usize;
                 if k != i && k != j && !in_twin[k] {
                     in_twin[k] = true;
@@ -114,8 +114,10 @@ struct Bases {
     /// Base cells, row by row.
     cells: Vec<usize>,
     /// Each base cell's excluding peers that are base cells too (indices),
-    /// in SE's order; for triples only.
-    thirds: Vec<Vec<u32>>,
+    /// in SE's order, one after another; for triples only.
+    thirds: Vec<u32>,
+    /// Where each base cell's `thirds` start, and the end.
+    thirds_at: Vec<usize>,
     /// Each base cell's excluding peers as a bit set of `words` words.
     bits: Vec<u64>,
     words: usize,
@@ -128,11 +130,11 @@ impl Bases {
         let words = cells.div_ceil(64);
         let count: Vec<u32> = (0..cells).map(|x| c.mask(x).count_ones()).collect();
         let excluding = |x: usize| count[x] >= 2 && count[x] as usize <= degree;
-        let mut peers = Vec::new();
         let mut index = vec![NONE; cells];
         let mut bases = Bases {
             cells: Vec::new(),
             thirds: Vec::new(),
+            thirds_at: vec![0],
             bits: Vec::new(),
             words,
         };
@@ -140,15 +142,18 @@ impl Bases {
             if count[cell] < 2 {
                 continue;
             }
-            se_peers(l, cell, &mut peers);
-            if peers.iter().any(|&p| count[p] == 1) || !peers.iter().any(|&p| excluding(p)) {
+            let peers = l.box_first_peers(cell);
+            if peers.iter().any(|&p| count[p as usize] == 1)
+                || !peers.iter().any(|&p| excluding(p as usize))
+            {
                 continue;
             }
             index[cell] = bases.cells.len() as u32;
             bases.cells.push(cell);
             let start = bases.bits.len();
             bases.bits.resize(start + words, 0);
-            for &p in &peers {
+            for &p in peers {
+                let p = p as usize;
                 if excluding(p) {
                     bases.bits[start + p / 64] |= 1 << (p % 64);
                 }
@@ -156,16 +161,22 @@ impl Bases {
         }
         if degree == 3 {
             for &cell in &bases.cells {
-                se_peers(l, cell, &mut peers);
-                let thirds = peers
+                let thirds = l
+                    .box_first_peers(cell)
                     .iter()
-                    .filter(|&&p| excluding(p) && index[p] != NONE)
-                    .map(|&p| index[p])
-                    .collect();
-                bases.thirds.push(thirds);
+                    .map(|&p| p as usize)
+                    .filter(|&p| excluding(p) && index[p] != NONE)
+                    .map(|p| index[p]);
+                bases.thirds.extend(thirds);
+                bases.thirds_at.push(bases.thirds.len());
             }
         }
         bases
+    }
+
+    /// Base cell `i`'s excluding peers that are base cells too.
+    fn thirds(&self, i: usize) -> &[u32] {
+        &self.thirds[self.thirds_at[i]..self.thirds_at[i + 1]]
     }
 
     fn set(&self, i: usize) -> &[u64] {
@@ -215,21 +226,6 @@ impl Bases {
         let group = Group::new(c, &cells[..set.len()], common);
         let removable = group.removable()?;
         Some(group.step(c.layout(), removable))
-    }
-}
-
-/// The peers of `cell` in SE's order: its box, then its row and its column
-/// outside the box, each in reading order.
-fn se_peers(l: &Layout, cell: usize, out: &mut Vec<usize>) {
-    out.clear();
-    let [r, col, b] = l.units_of(cell);
-    for u in [b, r, col] {
-        for &x in l.unit(u as usize) {
-            let x = x as usize;
-            if x != cell && (u == b || l.units_of(x)[2] != b) {
-                out.push(x);
-            }
-        }
     }
 }
 

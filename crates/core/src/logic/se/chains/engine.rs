@@ -157,17 +157,19 @@ pub(super) fn on_to_off(l: &Layout, g: Geo, grid: &Grid, p: Pot, y: bool, out: &
     }
     let units = l.units_of(cell);
     let places = l.places_of(cell);
+    let n = g.n;
+    let b = units[2] as usize - 2 * n;
     for kind in [2, 0, 1] {
         let u = units[kind] as usize;
-        let mut m = grid.places(g.n, u, d) & !(1u64 << places[kind]);
+        let mut m = grid.places(n, u, d) & !(1u64 << places[kind]);
+        if kind != 2 {
+            // A line's cells in the cell's box came with the box.
+            m &= !l.meet(kind, 2)[(u - kind * n) * n + b];
+        }
         let cells = l.unit(u);
         while m != 0 {
             let x = cells[m.trailing_zeros() as usize] as usize;
             m &= m - 1;
-            // A line's cells in the cell's box came with the box.
-            if kind != 2 && l.units_of(x)[2] == units[2] {
-                continue;
-            }
             out.push(Imp {
                 pot: g.pot(x, d, false),
                 cause: unit_cause(kind),
