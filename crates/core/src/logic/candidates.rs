@@ -7,6 +7,7 @@
 //! Invariants kept by [`Candidates::place`]: a placed cell has mask 0, and no
 //! open cell keeps a digit placed among its peers.
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use super::LogicError;
@@ -192,42 +193,59 @@ impl Layout {
 
     /// The peers of `cell` in SE's order for aligned exclusion: its box,
     /// then its row and its column outside the box, each in reading order.
-    pub(crate) fn box_first_peers(&self, cell: usize) -> &[u16] {
-        let (count, table) = self.box_first.get_or_init(|| {
-            let cells = self.n * self.n;
-            let count = self.peers(0).count();
-            let mut table = Vec::with_capacity(cells * count);
-            for x in 0..cells {
-                let [r, col, b] = self.units_of(x);
-                for u in [b, r, col] {
-                    for &y in self.unit(u as usize) {
-                        if y as usize != x && (u == b || self.units_of(y as usize)[2] != b) {
-                            table.push(y);
-                        }
+    pub(crate) fn box_first_peers(&self, cell: usize) -> Cow<'_, [u16]> {
+        self.peer_list(&self.box_first, cell, |x, out| {
+            let [r, col, b] = self.units_of(x);
+            for u in [b, r, col] {
+                for &y in self.unit(u as usize) {
+                    if y as usize != x && (u == b || self.units_of(y as usize)[2] != b) {
+                        out.push(y);
                     }
                 }
             }
-            (count, table)
-        });
-        &table[cell * count..(cell + 1) * count]
+        })
     }
 
     /// The peers of `cell` in increasing order.
-    pub(crate) fn sorted_peers(&self, cell: usize) -> &[u16] {
-        let (count, table) = self.peer_table.get_or_init(|| {
-            let cells = self.n * self.n;
+    pub(crate) fn sorted_peers(&self, cell: usize) -> Cow<'_, [u16]> {
+        self.peer_list(&self.peer_table, cell, |x, out| {
+            let from = out.len();
+            out.extend(self.peers(x).map(|p| p as u16));
+            out[from..].sort_unstable();
+        })
+    }
+
+    /// `cell`'s peers as `list` writes them: from a table of every cell's,
+    /// built the first time, up to [`PEER_TABLE_CELLS`] cells; beyond, made
+    /// on each call (a 64x64 layout's table would take 1.5 MB, and a
+    /// layout lives as long as the state of one request).
+    fn peer_list<'a>(
+        &'a self,
+        table: &'a OnceLock<(usize, Vec<u16>)>,
+        cell: usize,
+        list: impl Fn(usize, &mut Vec<u16>),
+    ) -> Cow<'a, [u16]> {
+        let cells = self.n * self.n;
+        if cells > PEER_TABLE_CELLS {
+            let mut out = Vec::new();
+            list(cell, &mut out);
+            return Cow::Owned(out);
+        }
+        let (count, table) = table.get_or_init(|| {
             let count = self.peers(0).count();
             let mut table = Vec::with_capacity(cells * count);
             for x in 0..cells {
-                let from = table.len();
-                table.extend(self.peers(x).map(|p| p as u16));
-                table[from..].sort_unstable();
+                list(x, &mut table);
             }
             (count, table)
         });
-        &table[cell * count..(cell + 1) * count]
+        Cow::Borrowed(&table[cell * count..(cell + 1) * count])
     }
 }
+
+/// The most cells a layout keeps tables of peers for: up to 16x16, where
+/// the chains run and the producers are called most.
+const PEER_TABLE_CELLS: usize = 256;
 
 /// Placed digits and pencil marks of a grid of any shape.
 #[derive(Clone, Debug)]

@@ -569,13 +569,13 @@ pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
             continue;
         }
         let peers = l.sorted_peers(pivot);
-        for &xz_cell in peers {
+        for &xz_cell in peers.iter() {
             let xz_cell = xz_cell as usize;
             let xz = c.mask(xz_cell);
             if xz.count_ones() != 2 || (xy & !xz).count_ones() != 1 {
                 continue;
             }
-            for &yz_cell in peers {
+            for &yz_cell in peers.iter() {
                 let yz_cell = yz_cell as usize;
                 let yz = c.mask(yz_cell);
                 if yz.count_ones() != 2 {
@@ -591,7 +591,7 @@ pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
                 // The cells that see both wings (and the pivot, for an
                 // XYZ-wing) are among the first wing's peers, in order.
                 let mut eliminations = Vec::new();
-                for &x in l.sorted_peers(xz_cell) {
+                for &x in l.sorted_peers(xz_cell).iter() {
                     let x = x as usize;
                     if x == pivot || x == yz_cell {
                         continue;

@@ -152,7 +152,7 @@ impl Bases {
             bases.cells.push(cell);
             let start = bases.bits.len();
             bases.bits.resize(start + words, 0);
-            for &p in peers {
+            for &p in peers.iter() {
                 let p = p as usize;
                 if excluding(p) {
                     bases.bits[start + p / 64] |= 1 << (p % 64);
@@ -161,8 +161,8 @@ impl Bases {
         }
         if degree == 3 {
             for &cell in &bases.cells {
-                let thirds = l
-                    .box_first_peers(cell)
+                let peers = l.box_first_peers(cell);
+                let thirds = peers
                     .iter()
                     .map(|&p| p as usize)
                     .filter(|&p| excluding(p) && index[p] != NONE)
