@@ -191,6 +191,17 @@ impl Layout {
         &all[k * n * n..(k + 1) * n * n]
     }
 
+    /// Takes candidate `d` of `cell` out of a table of places (where each
+    /// digit can go in each unit, `[u * n + d - 1]`, bit i for the unit's
+    /// i-th cell): the bit of its position in each of its three units.
+    #[inline]
+    pub(crate) fn unplace(&self, places: &mut [u64], cell: usize, d: u8) {
+        let (units, at) = (self.cell_units[cell], self.cell_places[cell]);
+        for k in 0..3 {
+            places[units[k] as usize * self.n + d as usize - 1] &= !(1 << at[k]);
+        }
+    }
+
     /// The peers of `cell` in SE's order for aligned exclusion: its box,
     /// then its row and its column outside the box, each in reading order.
     pub(crate) fn box_first_peers(&self, cell: usize) -> Cow<'_, [u16]> {
@@ -423,17 +434,9 @@ impl Candidates {
             }
         }
         self.values[cell] = d;
-        let n = layout.n;
-        let places = &mut self.places;
-        let mut unplace = |x: usize, e: u8| {
-            let (us, at) = (layout.units_of(x), layout.places_of(x));
-            for k in 0..3 {
-                places[us[k] as usize * n + e as usize - 1] &= !(1 << at[k]);
-            }
-        };
         let mut own = self.masks[cell];
         while own != 0 {
-            unplace(cell, own.trailing_zeros() as u8 + 1);
+            layout.unplace(&mut self.places, cell, own.trailing_zeros() as u8 + 1);
             own &= own - 1;
         }
         self.masks[cell] = 0;
@@ -442,7 +445,7 @@ impl Candidates {
             self.placed[u as usize] |= bit(d);
             for &p in layout.unit(u as usize) {
                 if self.masks[p as usize] & !b != 0 {
-                    unplace(p as usize, d);
+                    layout.unplace(&mut self.places, p as usize, d);
                 }
                 self.masks[p as usize] &= b;
             }
@@ -498,11 +501,7 @@ impl Candidates {
             return;
         }
         self.masks[cell] &= !bit(d);
-        let l = &*self.layout;
-        let (us, at) = (l.units_of(cell), l.places_of(cell));
-        for k in 0..3 {
-            self.places[us[k] as usize * l.n + d as usize - 1] &= !(1 << at[k]);
-        }
+        self.layout.unplace(&mut self.places, cell, d);
     }
 
     /// Where each digit can go in each unit: `[u * n + d - 1]` has bit i
@@ -585,6 +584,29 @@ mod tests {
                 let mut again = c.clone();
                 again.count_places();
                 assert_eq!(c.places(), again.places(), "{shape:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn peer_lists_are_the_same_from_a_table_and_made_on_each_call() {
+        // Up to 256 cells the lists come from a table; above, made each
+        // time: both must be the peers, sorted or box first.
+        for (r, c) in [(3, 3), (2, 3), (4, 4), (5, 5), (3, 6)] {
+            let l = Layout::build(Shape::new(r, c).unwrap());
+            for cell in 0..l.n * l.n {
+                let mut want: Vec<u16> = l.peers(cell).map(|p| p as u16).collect();
+                want.sort_unstable();
+                assert_eq!(&*l.sorted_peers(cell), &want[..], "{r}x{c} cell {cell}");
+                let first = l.box_first_peers(cell);
+                let b = l.units_of(cell)[2];
+                let in_box = first
+                    .iter()
+                    .take_while(|&&p| l.units_of(p as usize)[2] == b);
+                assert_eq!(in_box.count(), r * c - 1, "{r}x{c} cell {cell}");
+                let mut got = first.to_vec();
+                got.sort_unstable();
+                assert_eq!(got, want, "{r}x{c} cell {cell}");
             }
         }
     }

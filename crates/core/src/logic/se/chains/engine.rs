@@ -122,11 +122,7 @@ impl Grid {
         let k = cell * n + d as usize - 1;
         self.bits[k / 64] &= !(1 << (k % 64));
         self.masks[cell] &= !bit(d);
-        let units = l.units_of(cell);
-        let places = l.places_of(cell);
-        for k in 0..3 {
-            self.pos[units[k] as usize * n + d as usize - 1] &= !(1u64 << places[k]);
-        }
+        l.unplace(&mut self.pos, cell, d);
     }
 
     #[inline]
