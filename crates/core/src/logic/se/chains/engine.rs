@@ -502,6 +502,13 @@ impl<'a> Engine<'a> {
         r
     }
 
+    /// What `p` implies on the base grid, as this engine's runs read it
+    /// (cell links unless Nishio; unit links always).
+    pub fn base_implications(&mut self, p: Pot) -> &[Imp] {
+        let y = !self.mode.nishio;
+        self.memo.get(self.l, self.g, &self.base, p, y, true)
+    }
+
     /// SE's doChaining: everything `start` forces, "on" potentials first,
     /// until nothing new follows or a potential would be both on and off.
     /// Dynamic runs remove each "off" candidate once it is used; from

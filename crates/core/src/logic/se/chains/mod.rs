@@ -27,6 +27,7 @@
 mod advanced;
 mod engine;
 mod multiple;
+mod reach;
 mod rules;
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@
 //! chains).
 
 use super::engine::{self, Best, Engine, NONE};
+use super::reach::Reach;
 use super::{Body, Found, Multi, Rec, others, rule_base};
 use crate::logic::Stopped;
 use crate::logic::candidates::{bit, digits_of};
@@ -122,18 +123,27 @@ pub(super) fn collect(
         on_run: vec![NONE; n * n * n],
     };
     let mut best = Best::default();
+    // A static search makes a cell's or a region's runs only when their
+    // closures meet: most share nothing, and their runs are most of its
+    // work. (Dynamic runs use their own eliminations: no such test.)
+    let reach = if mode.dynamic { None } else { Reach::new(eng) };
+    let mut scratch = Vec::new();
     for cell in 0..n * n {
         let mask = c.mask(cell);
         let card = mask.count_ones();
         if c.value(cell) != 0 || !(card > 2 || (card > 1 && mode.dynamic)) {
             continue;
         }
-        let mut value_runs = Vec::new();
         for d in digits_of(mask) {
             if !go_on() {
                 return Err(Stopped);
             }
-            let on = runs.on(eng, found, cell, d, go_on)?;
+            // A static search makes the run when a chain needs it.
+            let on = if reach.is_none() {
+                runs.on(eng, found, cell, d, go_on)?
+            } else {
+                NONE
+            };
             let do_double = card >= 3 && !mode.nishio && mode.dynamic;
             let do_contradiction = mode.dynamic || mode.nishio;
             // The "off" assumption serves only these two.
@@ -199,8 +209,13 @@ pub(super) fn collect(
                     if !(count == 2 || (mode.multiple && count > 2)) || places[0] != cell {
                         continue;
                     }
-                    let mut place_runs = vec![on];
-                    for &x in &places[1..] {
+                    if let Some(r) = &reach
+                        && !r.may_share(places.iter().map(|&x| g.pot(x, d, true)), &mut scratch)
+                    {
+                        continue;
+                    }
+                    let mut place_runs = Vec::with_capacity(count);
+                    for &x in &places {
                         if !go_on() {
                             return Err(Stopped);
                         }
@@ -216,9 +231,17 @@ pub(super) fn collect(
                     );
                 }
             }
-            value_runs.push(on);
         }
         if !mode.nishio && (card == 2 || (mode.multiple && card > 2)) {
+            if let Some(r) = &reach
+                && !r.may_share(digits_of(mask).map(|d| g.pot(cell, d, true)), &mut scratch)
+            {
+                continue;
+            }
+            let mut value_runs = Vec::with_capacity(card as usize);
+            for d in digits_of(mask) {
+                value_runs.push(runs.on(eng, found, cell, d, go_on)?);
+            }
             shared(
                 eng,
                 found,
