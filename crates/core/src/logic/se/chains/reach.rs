@@ -15,8 +15,6 @@ use super::engine::{Engine, NONE, Pot};
 pub(super) struct Reach {
     /// Each potential's node, or [`NONE`] when its candidate is not there.
     node: Vec<u32>,
-    /// Each node's potential.
-    pots: Vec<Pot>,
     /// Each node's component.
     comp: Vec<u32>,
     /// Each component's reach, `words` words: a bit per node.
@@ -144,7 +142,6 @@ impl Reach {
         }
         Some(Reach {
             node,
-            pots,
             comp,
             bits,
             words,
@@ -178,13 +175,15 @@ impl Reach {
         scratch.iter().any(|&w| w != 0)
     }
 
-    /// The potentials `p` leads to, itself included, in node order.
+    /// The potentials `p` leads to, itself included, in order.
     #[cfg(test)]
     pub fn closure(&self, p: Pot) -> Vec<Pot> {
         let set = self.set(p);
-        (0..self.pots.len())
-            .filter(|&k| set[k / 64] >> (k % 64) & 1 != 0)
-            .map(|k| self.pots[k])
+        (0..self.node.len() as Pot)
+            .filter(|&q| {
+                let k = self.node[q as usize] as usize;
+                k != NONE as usize && set[k / 64] >> (k % 64) & 1 != 0
+            })
             .collect()
     }
 }
