@@ -21,6 +21,22 @@ pub(crate) fn bit(d: u8) -> u64 {
     1u64 << (d - 1)
 }
 
+/// Whether `m` has exactly two bits set. (`count_ones` without the
+/// popcnt instruction, which a default x86-64 build lacks, is a dozen
+/// operations; this is four.)
+#[inline]
+pub(crate) fn two_bits(m: u64) -> bool {
+    let rest = m & m.wrapping_sub(1);
+    rest != 0 && rest & (rest - 1) == 0
+}
+
+/// Whether `m` has more than two bits set (as [`two_bits`]).
+#[inline]
+pub(crate) fn over_two_bits(m: u64) -> bool {
+    let rest = m & m.wrapping_sub(1);
+    rest & rest.wrapping_sub(1) != 0
+}
+
 /// The digits of a mask, lowest first.
 #[inline]
 pub(crate) fn digits_of(mut mask: u64) -> impl Iterator<Item = u8> {

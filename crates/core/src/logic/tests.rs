@@ -629,3 +629,18 @@ mod order_free {
         }
     }
 }
+
+/// The bit-count tests the producers use agree with `count_ones`.
+#[test]
+fn bit_count_tests_agree_with_count_ones() {
+    use super::candidates::{over_two_bits, two_bits};
+    let mut m = 0x9e37_79b9_7f4a_7c15u64;
+    let samples = (0..1u64 << 12).chain((0..64).flat_map(|i| {
+        m = m.rotate_left(7) ^ (m >> 3);
+        [1 << i, 1 << i | 1 << 63, m, m & m >> 17 & m >> 33, u64::MAX]
+    }));
+    for x in samples {
+        assert_eq!(two_bits(x), x.count_ones() == 2, "{x:#x}");
+        assert_eq!(over_two_bits(x), x.count_ones() > 2, "{x:#x}");
+    }
+}

@@ -12,7 +12,7 @@
 //! cells of the pattern.
 
 use super::Sink;
-use crate::logic::candidates::{Layout, bit, bits_of, digits_of};
+use crate::logic::candidates::{Layout, bit, bits_of, digits_of, two_bits};
 use crate::logic::notation::{Cells, Digits, Lines, Rc};
 use crate::logic::{Candidates, Step, Technique, UnitRef};
 
@@ -562,23 +562,28 @@ fn fish_lines(
 pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
     let l = c.layout();
     let n = l.n();
-    let target = if xyz { 3 } else { 2 };
     for pivot in 0..n * n {
         let xy = c.mask(pivot);
-        if xy.count_ones() != target {
+        // Two candidates, or three for an XYZ-wing (two past the lowest).
+        let pivot_fits = if xyz {
+            two_bits(xy & xy.wrapping_sub(1))
+        } else {
+            two_bits(xy)
+        };
+        if !pivot_fits {
             continue;
         }
         let peers = l.sorted_peers(pivot);
         for &xz_cell in peers.iter() {
             let xz_cell = xz_cell as usize;
             let xz = c.mask(xz_cell);
-            if xz.count_ones() != 2 || (xy & !xz).count_ones() != 1 {
+            if !two_bits(xz) || (xy & !xz).count_ones() != 1 {
                 continue;
             }
             for &yz_cell in peers.iter() {
                 let yz_cell = yz_cell as usize;
                 let yz = c.mask(yz_cell);
-                if yz.count_ones() != 2 {
+                if !two_bits(yz) {
                     continue;
                 }
                 let union = xy | xz | yz;

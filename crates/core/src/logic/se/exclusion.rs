@@ -97,6 +97,12 @@ pub(crate) fn aligned(
 
 /// `out = a & b`; true when it has 2 or more bits.
 fn and_two(out: &mut [u64], a: &[u64], b: &[u64]) -> bool {
+    // Up to 128 cells (9x9 and below), two words, without a loop.
+    if let ([o0, o1], [a0, a1], [b0, b1]) = (&mut *out, a, b) {
+        let (x, y) = (a0 & b0, a1 & b1);
+        (*o0, *o1) = (x, y);
+        return (x != 0 && y != 0) || x & x.wrapping_sub(1) != 0 || y & y.wrapping_sub(1) != 0;
+    }
     let mut any = false;
     let mut two = false;
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {

@@ -25,7 +25,7 @@
 //! them: each keeps its BUG digits and that digit.
 
 use super::Sink;
-use crate::logic::candidates::{Layout, bits_of, digits_of};
+use crate::logic::candidates::{Layout, bits_of, digits_of, over_two_bits, two_bits};
 use crate::logic::notation::{Cells, Digits, Rc};
 use crate::logic::{Candidates, Step, Technique, UnitRef};
 
@@ -146,7 +146,7 @@ impl LoopSearch<'_> {
                 } else if !self.on_path[next] {
                     let m = c.mask(next);
                     extra |= m & !pair;
-                    let wide = m.count_ones() > 2;
+                    let wide = over_two_bits(m);
                     if (!wide || extra.count_ones() == 1 || allowed > 0)
                         && self.fits(next, self.path.len())
                     {
@@ -203,7 +203,7 @@ pub(crate) fn unique_loops(c: &Candidates, sink: &mut Sink<'_>) {
     };
     for cell in 0..n * n {
         let pair = c.mask(cell);
-        if pair.count_ones() != 2 {
+        if !two_bits(pair) {
             continue;
         }
         search.pair = pair;

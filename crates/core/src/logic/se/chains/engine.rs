@@ -3,7 +3,7 @@
 //! run, which grows the sets of potentials one assumption forces.
 
 use super::super::{Chaining, GoOn};
-use crate::logic::candidates::{Layout, bit};
+use crate::logic::candidates::{Layout, bit, two_bits};
 use crate::logic::{Candidates, Stopped};
 
 /// A potential packed in an integer: `(cell * n + digit - 1) * 2 + on`.
@@ -193,7 +193,7 @@ pub(super) fn off_to_on(
     let cell = g.cell(p);
     let d = g.digit(p);
     let mask = grid.masks[cell];
-    if y && mask.count_ones() == 2 {
+    if y && two_bits(mask) {
         let mut other = mask.trailing_zeros() as u8 + 1;
         if other == d {
             other = (mask & !bit(d)).trailing_zeros() as u8 + 1;
@@ -210,7 +210,7 @@ pub(super) fn off_to_on(
         for kind in [2, 0, 1] {
             let u = units[kind] as usize;
             let m = grid.places(g.n, u, d);
-            if m.count_ones() != 2 {
+            if !two_bits(m) {
                 continue;
             }
             let cells = l.unit(u);

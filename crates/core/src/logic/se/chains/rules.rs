@@ -6,7 +6,7 @@
 //! `tests.rs` holds them to `se::basic`.
 
 use super::engine::{Engine, NONE, Pot};
-use crate::logic::candidates::{bit, bits_of, digits_of};
+use crate::logic::candidates::{bit, bits_of, digits_of, two_bits};
 
 /// Units of SE's usual order: boxes, columns, rows.
 fn se_units(n: usize) -> impl Iterator<Item = usize> {
@@ -108,7 +108,7 @@ pub(super) fn apply(eng: &Engine<'_>, rule: usize, out: &mut Vec<(Pot, u32, Vec<
                     }
                     for j in i + 1..n {
                         let b = pos[u * n + j];
-                        if b.count_ones() <= 1 || (a | b).count_ones() != 2 {
+                        if b.count_ones() <= 1 || !two_bits(a | b) {
                             continue;
                         }
                         let common = a | b;
@@ -147,7 +147,7 @@ pub(super) fn apply(eng: &Engine<'_>, rule: usize, out: &mut Vec<(Pot, u32, Vec<
                     }
                     for j in i + 1..n {
                         let b = cur[unit[j] as usize];
-                        if b.count_ones() <= 1 || (a | b).count_ones() != 2 {
+                        if b.count_ones() <= 1 || !two_bits(a | b) {
                             continue;
                         }
                         let union = a | b;
@@ -186,10 +186,7 @@ pub(super) fn apply(eng: &Engine<'_>, rule: usize, out: &mut Vec<(Pot, u32, Vec<
                             }
                             let pi = pos[(bk * n + i) * n + d as usize - 1];
                             let pj = pos[(bk * n + j) * n + d as usize - 1];
-                            if pi.count_ones() <= 1
-                                || pj.count_ones() <= 1
-                                || (pi | pj).count_ones() != 2
-                            {
+                            if pi.count_ones() <= 1 || pj.count_ones() <= 1 || !two_bits(pi | pj) {
                                 continue;
                             }
                             let common = pi | pj;

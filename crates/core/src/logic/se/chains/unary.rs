@@ -6,7 +6,7 @@
 use super::engine::{self, Best, Engine, Geo, Memo, NONE, Pot, START};
 use super::{Body, Found, Rec, others};
 use crate::logic::Stopped;
-use crate::logic::candidates::digits_of;
+use crate::logic::candidates::{digits_of, over_two_bits, two_bits};
 use crate::logic::se::GoOn;
 
 /// The search tree of one start: potentials with their one parent.
@@ -138,12 +138,12 @@ pub(super) fn collect(
         let l = eng.l;
         for cell in 0..g.n * g.n {
             let mask = c.mask(cell);
-            let bivalue = mask.count_ones() == 2;
+            let bivalue = two_bits(mask);
             for d in digits_of(mask) {
                 let conjugate = l
                     .units_of(cell)
                     .iter()
-                    .any(|&u| eng.base.places(g.n, u as usize, d).count_ones() == 2);
+                    .any(|&u| two_bits(eng.base.places(g.n, u as usize, d)));
                 memo.live[g.pot(cell, d, false) as usize] = (y && bivalue) || (x && conjugate);
             }
         }
@@ -195,7 +195,7 @@ fn unary(
     let c = eng.c;
     let g = eng.g;
     // Y-cycles start only from a bivalue cell.
-    if c.mask(cell).count_ones() > 2 && !x {
+    if over_two_bits(c.mask(cell)) && !x {
         return;
     }
     let source = g.pot(cell, d, true);
