@@ -218,6 +218,14 @@ impl Layout {
         }
     }
 
+    /// Undoes [`Layout::unplace`]: `d` is a place in `cell`'s units again.
+    pub(crate) fn replace(&self, places: &mut [u64], cell: usize, d: u8) {
+        let (units, at) = (self.cell_units[cell], self.cell_places[cell]);
+        for k in 0..3 {
+            places[units[k] as usize * self.n + d as usize - 1] |= 1 << at[k];
+        }
+    }
+
     /// The peers of `cell` in SE's order for aligned exclusion: its box,
     /// then its row and its column outside the box, each in reading order.
     pub(crate) fn box_first_peers(&self, cell: usize) -> Cow<'_, [u16]> {

@@ -103,12 +103,6 @@ impl Grid {
         }
     }
 
-    pub fn copy_from(&mut self, other: &Grid) {
-        self.masks.copy_from_slice(&other.masks);
-        self.pos.copy_from_slice(&other.pos);
-        self.bits.copy_from_slice(&other.bits);
-    }
-
     /// Whether the candidate of potential `p` is still there.
     #[inline]
     pub fn has(&self, p: Pot) -> bool {
@@ -123,6 +117,15 @@ impl Grid {
         self.bits[k / 64] &= !(1 << (k % 64));
         self.masks[cell] &= !bit(d);
         l.unplace(&mut self.pos, cell, d);
+    }
+
+    /// Puts back candidate `d` of `cell`, removed before.
+    pub fn restore(&mut self, l: &Layout, cell: usize, d: u8) {
+        let n = l.n();
+        let k = cell * n + d as usize - 1;
+        self.bits[k / 64] |= 1 << (k % 64);
+        self.masks[cell] |= bit(d);
+        l.replace(&mut self.pos, cell, d);
     }
 
     #[inline]
@@ -405,8 +408,11 @@ pub(super) struct Engine<'a> {
     pub cheapest: bool,
     /// The candidates the search starts from.
     pub base: Grid,
-    /// The candidates during a run (dynamic runs remove some).
+    /// The candidates during a run (dynamic runs remove some, and put
+    /// them back after: between runs it is `base`).
     pub cur: Grid,
+    /// The candidates the run being grown removed from `cur`.
+    removed: Vec<(u32, u8)>,
     /// The node of each potential in the run being built, or NONE.
     pub slot: Vec<u32>,
     imps: Vec<Imp>,
@@ -452,15 +458,31 @@ pub(super) fn recycle(runs: &mut Vec<Run>) {
     SPARE_RUNS.with(|s| {
         let (spare, bytes) = &mut *s.borrow_mut();
         for run in runs.drain(..) {
-            let b = run.bytes();
-            if spare.len() >= 512 || *bytes + b > SPARE_BYTES {
+            if !keep_spare(spare, bytes, run) {
                 break;
             }
-            *bytes += b;
-            spare.push(run);
         }
     });
     runs.clear();
+}
+
+/// Gives one run back for reuse, as [`recycle`].
+pub(super) fn recycle_one(run: Run) {
+    SPARE_RUNS.with(|s| {
+        let (spare, bytes) = &mut *s.borrow_mut();
+        keep_spare(spare, bytes, run);
+    });
+}
+
+/// Keeps `run` among the spares if they have room; false when full.
+fn keep_spare(spare: &mut Vec<Run>, bytes: &mut usize, run: Run) -> bool {
+    let b = run.bytes();
+    if spare.len() >= 512 || *bytes + b > SPARE_BYTES {
+        return false;
+    }
+    *bytes += b;
+    spare.push(run);
+    true
 }
 
 impl<'a> Engine<'a> {
@@ -475,6 +497,7 @@ impl<'a> Engine<'a> {
             cheapest: false,
             base: Grid::of(c),
             cur: Grid::of(c),
+            removed: Vec::new(),
             slot: vec![NONE; g.count()],
             imps: Vec::new(),
             hidden: Vec::new(),
@@ -516,11 +539,13 @@ impl<'a> Engine<'a> {
     /// whenever the plain implications run dry.
     pub fn chain(&mut self, start: Pot, go_on: &mut GoOn<'_>) -> Result<Run, Stopped> {
         let mut run = self.new_run();
-        // Only dynamic runs change the candidates.
-        if self.mode.dynamic {
-            self.cur.copy_from(&self.base);
-        }
         let result = self.grow(&mut run, start, go_on);
+        // Only dynamic runs change the candidates: back to the base grid,
+        // candidate by candidate (a run removes a few; the grid is
+        // kilobytes).
+        for (cell, d) in self.removed.drain(..) {
+            self.cur.restore(self.l, cell as usize, d);
+        }
         run.index.clear();
         run.bits.clear();
         // Nishio asks a run only whether it ends in a contradiction.
@@ -631,6 +656,7 @@ impl<'a> Engine<'a> {
                         pending_on.push(j);
                     }
                     self.cur.remove(l, cell, d);
+                    self.removed.push((cell as u32, d));
                 } else {
                     for imp in memo.get(l, g, &self.base, p, y, true) {
                         let off = self.slot[(imp.pot & !1) as usize];

@@ -172,6 +172,21 @@ pub(super) fn collect(
                     }
                 }
             }
+            if mode.nishio {
+                // Only a run that ends in a contradiction serves a Nishio
+                // hint: the others go back for reuse at once.
+                for run in [off, on] {
+                    let last = found.runs.len() as u32 - 1;
+                    if run != last || found.runs[run as usize].absurd.is_some() {
+                        break;
+                    }
+                    engine::recycle_one(found.runs.pop().expect("the last run"));
+                    if run == on {
+                        runs.on_run[cell * n + d as usize - 1] = NONE;
+                    }
+                }
+                continue;
+            }
             if do_double {
                 let (on_r, off_r) = (&found.runs[on as usize], &found.runs[off as usize]);
                 let mut pairs = Vec::new();
