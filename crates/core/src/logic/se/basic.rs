@@ -222,6 +222,15 @@ fn lock_step(
         (true, true) => (Technique::DirectPointing, 17),
         (false, true) => (Technique::DirectClaiming, 19),
     };
+    // Most locked digits were dealt with by an earlier step: no Step is
+    // made for those.
+    let removes = l
+        .unit(u2)
+        .iter()
+        .any(|&x| c.mask(x as usize) & b != 0 && !l.units_of(x as usize).contains(&(u1 as u16)));
+    if !removes {
+        return None;
+    }
     let mut step = Step::new(technique.0, technique.1);
     for &x in l.unit(u2) {
         let in1 = l.units_of(x as usize).contains(&(u1 as u16));
@@ -321,6 +330,11 @@ pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
             *m = c.mask(x as usize);
         }
         let go_on = tuples(&masks[..n], k, &mut |set, union| {
+            // A set found before removes nothing now: no Step for it.
+            let removes = (0..n).any(|i| set & 1 << i == 0 && masks[i] & union != 0);
+            if !removes {
+                return true;
+            }
             let mut step = Step::new(technique, value);
             for (i, &x) in unit.iter().enumerate() {
                 if set & 1 << i != 0 {
@@ -378,15 +392,10 @@ pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink
         let unit = l.unit(u);
         let at = &at[u * n..(u + 1) * n];
         let go_on = tuples(at, k, &mut |digits, common| {
-            let mut step = Step::new(technique, value);
-            for i in bits_of(common) {
-                let x = unit[i];
-                step.cells.push(x);
-                for d in digits_of(c.mask(x as usize) & !digits) {
-                    step.eliminations.push((x, d));
-                }
-            }
-            if direct {
+            // The direct step's hidden single, or whether the set removes
+            // anything (a set found before removes nothing now): no Step
+            // is made without.
+            let single = if direct {
                 let single = (0..n).find(|&i| {
                     digits & 1 << i == 0
                         && at[i].count_ones() > 1
@@ -395,13 +404,28 @@ pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink
                 let Some(i) = single else {
                     return true;
                 };
-                let x = unit[(at[i] & !common).trailing_zeros() as usize];
-                // Only the single is placed, as SE does.
-                step.eliminations.clear();
-                step.placements.push((x, i as u8 + 1));
-            } else if step.eliminations.is_empty() {
-                return true;
+                Some((
+                    unit[(at[i] & !common).trailing_zeros() as usize],
+                    i as u8 + 1,
+                ))
+            } else {
+                if !bits_of(common).any(|i| c.mask(unit[i] as usize) & !digits != 0) {
+                    return true;
+                }
+                None
+            };
+            let mut step = Step::new(technique, value);
+            for i in bits_of(common) {
+                let x = unit[i];
+                step.cells.push(x);
+                if single.is_none() {
+                    for d in digits_of(c.mask(x as usize) & !digits) {
+                        step.eliminations.push((x, d));
+                    }
+                }
             }
+            // Only the single is placed, as SE does.
+            step.placements.extend(single);
             step.units.push(UnitRef::of(u, n));
             let cells: Vec<usize> = step.cells.iter().map(|&x| x as usize).collect();
             write(
@@ -455,6 +479,11 @@ pub(crate) fn fish(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
     for (base_kind, cover_kind) in [(1, 0), (0, 1)] {
         let place = |line: usize, d: u8| at[(base_kind * n + line) * n + d as usize - 1];
         let mut report = |lines: u64, d: u8, common: u64| -> bool {
+            // A fish found before removes nothing now: no Step for it.
+            let cover = |j: usize| at[(cover_kind * n + j) * n + d as usize - 1];
+            if !bits_of(common).any(|j| cover(j) & !lines != 0) {
+                return true;
+            }
             let mut step = Step::new(technique, value);
             for j in bits_of(common) {
                 let cover = cover_kind * n + j;
