@@ -406,6 +406,10 @@ pub(super) struct Engine<'a> {
     /// that would sort after one it has (the ladder takes a producer's
     /// first hint; nested searches want them all).
     pub cheapest: bool,
+    /// Whether searches may skip starts and runs whose closures show they
+    /// find nothing ([`super::reach`]); off only to test that they lose
+    /// nothing.
+    pub prune: bool,
     /// The candidates the search starts from.
     pub base: Grid,
     /// The candidates during a run (dynamic runs remove some, and put
@@ -495,6 +499,7 @@ impl<'a> Engine<'a> {
             g,
             mode,
             cheapest: false,
+            prune: true,
             base: Grid::of(c),
             cur: Grid::of(c),
             removed: Vec::new(),

@@ -126,7 +126,11 @@ pub(super) fn collect(
     // A static search makes a cell's or a region's runs only when their
     // closures meet: most share nothing, and their runs are most of its
     // work. (Dynamic runs use their own eliminations: no such test.)
-    let reach = if mode.dynamic { None } else { Reach::new(eng) };
+    let reach = if mode.dynamic || !eng.prune {
+        None
+    } else {
+        Reach::new(eng)
+    };
     let mut scratch = Vec::new();
     for cell in 0..n * n {
         let mask = c.mask(cell);

@@ -9,7 +9,8 @@
 //! chain search need not make those runs at all. Most cells and regions
 //! share nothing: the search then makes only the runs of those that might.
 
-use super::engine::{Engine, NONE, Pot};
+use super::engine::{Engine, Geo, NONE, Pot};
+use crate::logic::Candidates;
 
 /// The reach of every potential of the base grid's candidates.
 pub(super) struct Reach {
@@ -30,10 +31,21 @@ impl Reach {
     /// implications; None when the sets would take more than
     /// [`MAX_WORDS`].
     pub fn new(eng: &mut Engine<'_>) -> Option<Reach> {
-        let g = eng.g;
+        Reach::of(eng.c, eng.g, |p, out| {
+            out.extend(eng.base_implications(p).iter().map(|imp| imp.pot));
+        })
+    }
+
+    /// The reach of the potentials of `c` under `implications` (which
+    /// adds to its list what a potential implies).
+    pub fn of(
+        c: &Candidates,
+        g: Geo,
+        mut implications: impl FnMut(Pot, &mut Vec<Pot>),
+    ) -> Option<Reach> {
         let mut node = vec![NONE; g.count()];
         let mut pots: Vec<Pot> = Vec::new();
-        for (cell, &m) in eng.c.masks().iter().enumerate() {
+        for (cell, &m) in c.masks().iter().enumerate() {
             let mut m = m;
             while m != 0 {
                 let d = m.trailing_zeros() as u8 + 1;
@@ -53,7 +65,7 @@ impl Reach {
         for &p in &pots {
             start.push(adj.len() as u32);
             let from = adj.len();
-            adj.extend(eng.base_implications(p).iter().map(|imp| imp.pot));
+            implications(p, &mut adj);
             for w in &mut adj[from..] {
                 // Implications are of the grid's candidates.
                 debug_assert_ne!(node[*w as usize], NONE);
@@ -62,9 +74,14 @@ impl Reach {
         }
         start.push(adj.len() as u32);
         let succ = |x: usize| &adj[start[x] as usize..start[x + 1] as usize];
+        // A potential that implies nothing (most "off" ones) reaches only
+        // itself: it gets no component nor set of its own, only its bit in
+        // the sets of those that imply it.
+        let sink = |x: usize| start[x] == start[x + 1];
 
-        // Tarjan's algorithm, without recursion; components come out
-        // sinks first, so each one's successors are done before it.
+        // Tarjan's algorithm, without recursion, over the others;
+        // components come out last ones first, so each one's successors
+        // are done before it.
         let mut index = vec![NONE; v];
         let mut low = vec![0u32; v];
         let mut comp = vec![NONE; v];
@@ -75,7 +92,7 @@ impl Reach {
         let mut members: Vec<u32> = Vec::new();
         let mut comp_start: Vec<u32> = Vec::new();
         for root in 0..v {
-            if index[root] != NONE {
+            if index[root] != NONE || sink(root) {
                 continue;
             }
             calls.push((root as u32, 0));
@@ -88,6 +105,9 @@ impl Reach {
                 if let Some(&w) = xs.get(*k as usize) {
                     *k += 1;
                     let w = w as usize;
+                    if sink(w) {
+                        continue;
+                    }
                     if index[w] == NONE {
                         index[w] = next;
                         low[w] = next;
@@ -123,6 +143,9 @@ impl Reach {
             return None;
         }
         let mut bits = vec![0u64; total];
+        // The component each one last took a union from: each successor
+        // component once.
+        let mut taken = vec![NONE; comps as usize];
         for c in 0..comps as usize {
             let (lo, hi) = (comp_start[c] as usize, comp_start[c + 1] as usize);
             let (done, rest) = bits.split_at_mut(c * words);
@@ -130,8 +153,13 @@ impl Reach {
             for &x in &members[lo..hi] {
                 own[x as usize / 64] |= 1 << (x % 64);
                 for &w in succ(x as usize) {
+                    if sink(w as usize) {
+                        own[w as usize / 64] |= 1 << (w % 64);
+                        continue;
+                    }
                     let cw = comp[w as usize] as usize;
-                    if cw != c {
+                    if cw != c && taken[cw] != c as u32 {
+                        taken[cw] = c as u32;
                         let theirs = &done[cw * words..(cw + 1) * words];
                         for (o, &t) in own.iter_mut().zip(theirs) {
                             *o |= t;
@@ -148,9 +176,20 @@ impl Reach {
         })
     }
 
-    fn set(&self, p: Pot) -> &[u64] {
-        let c = self.comp[self.node[p as usize] as usize] as usize;
-        &self.bits[c * self.words..(c + 1) * self.words]
+    /// Whether `to` is in the closure of `from`.
+    pub fn leads(&self, from: Pot, to: Pot) -> bool {
+        let k = self.node[to as usize];
+        match self.set(from) {
+            Some(set) => k != NONE && set[k as usize / 64] >> (k % 64) & 1 != 0,
+            None => from == to,
+        }
+    }
+
+    /// The closure of `p` as a set of nodes; None when `p` implies
+    /// nothing (its closure is itself).
+    fn set(&self, p: Pot) -> Option<&[u64]> {
+        let c = self.comp[self.node[p as usize] as usize];
+        (c != NONE).then(|| &self.bits[c as usize * self.words..(c as usize + 1) * self.words])
     }
 
     /// Whether the static runs of all of `starts` may have a potential in
@@ -160,11 +199,18 @@ impl Reach {
         let Some(first) = starts.next() else {
             return false;
         };
+        // A start that implies nothing is left to the runs (rare).
+        let Some(set) = self.set(first) else {
+            return true;
+        };
         scratch.clear();
-        scratch.extend_from_slice(self.set(first));
+        scratch.extend_from_slice(set);
         for p in starts {
+            let Some(set) = self.set(p) else {
+                return true;
+            };
             let mut any = 0;
-            for (s, &t) in scratch.iter_mut().zip(self.set(p)) {
+            for (s, &t) in scratch.iter_mut().zip(set) {
                 *s &= t;
                 any |= *s;
             }
@@ -178,7 +224,9 @@ impl Reach {
     /// The potentials `p` leads to, itself included, in order.
     #[cfg(test)]
     pub fn closure(&self, p: Pot) -> Vec<Pot> {
-        let set = self.set(p);
+        let Some(set) = self.set(p) else {
+            return vec![p];
+        };
         (0..self.node.len() as Pot)
             .filter(|&q| {
                 let k = self.node[q as usize] as usize;

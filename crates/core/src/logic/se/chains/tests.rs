@@ -488,6 +488,62 @@ fn reach_is_the_closure_of_static_runs() {
     assert!(exact > 1000 && cut > 100, "{exact} exact, {cut} cut short");
 }
 
+/// Searches that skip starts and runs by their closures find every hint
+/// the full searches find, in the same order: level-0 chains and static
+/// multiple chains, on reference states with candidates removed at random.
+#[test]
+fn pruned_searches_find_what_full_searches_find() {
+    let mut seed = 7u64;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let modes = [
+        Chaining {
+            multiple: false,
+            dynamic: false,
+            nishio: false,
+            level: 0,
+        },
+        Chaining {
+            multiple: true,
+            dynamic: false,
+            nishio: false,
+            level: 0,
+        },
+    ];
+    let mut hints = [0usize; 2];
+    for (g, ..) in crate::logic::se::tests::reference().iter().take(80) {
+        let mut c = Candidates::from_grid(g);
+        for cell in 0..81 {
+            for d in digits_of(c.mask(cell)) {
+                if c.value(cell) == 0 && c.mask(cell).count_ones() > 2 && rand() % 4 == 0 {
+                    c.eliminate(cell, d);
+                }
+            }
+        }
+        for (m, &mode) in modes.iter().enumerate() {
+            let mut all = Vec::new();
+            for prune in [true, false] {
+                let mut eng = Engine::new(&c, mode);
+                eng.prune = prune;
+                let found = super::collect(&mut eng, &mut || true).unwrap();
+                let steps: Vec<String> = found
+                    .recs
+                    .iter()
+                    .map(|r| format!("{:?}", super::step(&mut eng, &found.runs, r)))
+                    .collect();
+                all.push(steps);
+            }
+            assert_eq!(all[0], all[1], "mode {mode:?}");
+            hints[m] += all[0].len();
+        }
+    }
+    assert!(hints[0] > 100 && hints[1] > 100, "{hints:?}");
+}
+
 /// Time to rate each group of the reference set on SE's ladder (mean and
 /// slowest): `cargo test --release -p sudoku-core chains::tests::timings
 /// -- --ignored --nocapture`.

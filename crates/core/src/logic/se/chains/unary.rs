@@ -4,6 +4,7 @@
 //! cell with two or more, as SE's doUnaryChaining does.
 
 use super::engine::{self, Best, Engine, Geo, Memo, NONE, Pot, START};
+use super::reach::Reach;
 use super::{Body, Found, Rec, others};
 use crate::logic::Stopped;
 use crate::logic::candidates::{digits_of, over_two_bits, two_bits};
@@ -147,6 +148,18 @@ pub(super) fn collect(
                 memo.live[g.pot(cell, d, false) as usize] = (y && bivalue) || (x && conjugate);
             }
         }
+        // Where each potential leads in this pass, for the XY pass: a
+        // start whose closure holds neither its negation (a forcing chain)
+        // nor a partner (a cycle) has no hint, and many have neither.
+        // (In the X and Y passes the trees are small or the starts few:
+        // the closures cost more than the searches they save.)
+        let reach = if x && y && eng.prune {
+            Reach::of(c, g, |p, out| {
+                out.extend(memo.get(l, g, &eng.base, p, y, x).iter().map(|imp| imp.pot));
+            })
+        } else {
+            None
+        };
         for cell in 0..g.n * g.n {
             let mask = c.mask(cell);
             if c.value(cell) != 0 || mask.count_ones() < 2 {
@@ -161,6 +174,7 @@ pub(super) fn collect(
                     eng,
                     &mut tree,
                     &mut memo,
+                    reach.as_ref(),
                     best,
                     cell,
                     d,
@@ -185,6 +199,7 @@ fn unary(
     eng: &Engine<'_>,
     tree: &mut Tree,
     memo: &mut Memo,
+    reach: Option<&Reach>,
     best: Best,
     cell: usize,
     d: u8,
@@ -199,8 +214,17 @@ fn unary(
         return;
     }
     let source = g.pot(cell, d, true);
-    from_on(eng, tree, memo, best, source, y, x, recs);
-    if x {
+    // A cycle comes back through a partner, a forcing chain reaches the
+    // negation: without the closures, every start is searched.
+    let leads = |from: Pot, to: Pot| reach.is_none_or(|r| r.leads(from, to));
+    let partner = memo
+        .get(eng.l, g, &eng.base, source & !1, y, x)
+        .iter()
+        .any(|imp| leads(source, imp.pot & !1));
+    if partner || (x && leads(source, source & !1)) {
+        from_on(eng, tree, memo, best, source, y, x, recs);
+    }
+    if x && leads(source & !1, source) {
         forcing(eng, tree, memo, best, source & !1, y, recs);
     }
 }
