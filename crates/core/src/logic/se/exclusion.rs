@@ -57,53 +57,42 @@ fn ordered(
     go_on: &mut GoOn<'_>,
 ) -> Result<(), Stopped> {
     let nb = bases.cells.len();
-    let words = bases.words;
-    let mut pair = vec![0u64; words];
-    let mut trio = vec![0u64; words];
+    let mut trio = vec![0u64; bases.words];
     let mut common = Vec::new();
     let mut twin = Vec::new();
     let mut in_twin = vec![false; nb];
-    for j in 1..nb {
-        for i in 0..j {
-            if !go_on() {
-                return Err(Stopped);
-            }
-            if !and_two(&mut pair, bases.set(i), bases.set(j)) {
-                continue;
-            }
-            if degree == 2 {
-                if let Some(step) = bases.try_set(c, &[i, j], &pair, &mut common)
-                    && !sink(step)
-                {
-                    return Ok(());
-                }
-                continue;
-            }
-            // The third cell: a base cell among the excluding peers of
-            // the first two, in SE's order.
-            twin.clear();
-            for &k in bases.thirds(i).iter().chain(bases.thirds(j)) {
-                let k = k as usize;
-                if k != i && k != j && !in_twin[k] {
-                    in_twin[k] = true;
-                    twin.push(k);
-                }
-            }
-            for &k in &twin {
-                in_twin[k] = false;
-            }
-            for &k in &twin {
-                if !and_two(&mut trio, &pair, bases.set(k)) || bases.seen(i, j, k) {
-                    continue;
-                }
-                if let Some(step) = bases.try_set(c, &[i, j, k], &trio, &mut common)
-                    && !sink(step)
-                {
-                    return Ok(());
-                }
+    bases.pairs(go_on, |i, j, pair| {
+        if degree == 2 {
+            return match bases.try_set(c, &[i, j], pair, &mut common) {
+                Some(step) => sink(step),
+                None => true,
+            };
+        }
+        // The third cell: a base cell among the excluding peers of the
+        // first two, in SE's order.
+        twin.clear();
+        for &k in bases.thirds(i).iter().chain(bases.thirds(j)) {
+            let k = k as usize;
+            if k != i && k != j && !in_twin[k] {
+                in_twin[k] = true;
+                twin.push(k);
             }
         }
-    }
+        for &k in &twin {
+            in_twin[k] = false;
+        }
+        for &k in &twin {
+            if !and_two(&mut trio, pair, bases.set(k)) || bases.seen(i, j, k) {
+                continue;
+            }
+            if let Some(step) = bases.try_set(c, &[i, j, k], &trio, &mut common)
+                && !sink(step)
+            {
+                return false;
+            }
+        }
+        true
+    })?;
     Ok(())
 }
 
@@ -209,47 +198,63 @@ impl Bases {
                 }
             }
         }
-        let (mut pair, mut trio) = (vec![0u64; words], vec![0u64; words]);
+        let mut trio = vec![0u64; words];
         let mut common = Vec::new();
         let (mut once, mut twice) = (vec![0u64; bwords], vec![0u64; bwords]);
-        for j in 1..nb {
+        let none = self.pairs(go_on, |i, j, pair| {
+            // The third cells: base cells after j that see two of the
+            // pair's shared excluding cells or more.
+            once.fill(0);
+            twice.fill(0);
+            for (w, &word) in pair.iter().enumerate() {
+                for b in bits_of(word) {
+                    let s = &seers[(w * 64 + b) * bwords..][..bwords];
+                    for ((t, o), &x) in twice.iter_mut().zip(once.iter_mut()).zip(s) {
+                        *t |= *o & x;
+                        *o |= x;
+                    }
+                }
+            }
+            for (w, &word) in twice.iter().enumerate() {
+                for b in bits_of(word) {
+                    let k = w * 64 + b;
+                    if k <= j {
+                        continue;
+                    }
+                    for ((t, &a), &b) in trio.iter_mut().zip(pair).zip(self.set(k)) {
+                        *t = a & b;
+                    }
+                    if self.try_set(c, &[i, j, k], &trio, &mut common).is_some() {
+                        return false;
+                    }
+                }
+            }
+            true
+        })?;
+        Ok(!none)
+    }
+
+    /// Calls `f(i, j, shared)` on each pair of base cells `i < j` that
+    /// share two excluding cells or more (`shared`), in SE's order (the
+    /// second cell outer), until `f` answers false; true when it never
+    /// did.
+    fn pairs(
+        &self,
+        go_on: &mut GoOn<'_>,
+        mut f: impl FnMut(usize, usize, &[u64]) -> bool,
+    ) -> Result<bool, Stopped> {
+        let mut pair = vec![0u64; self.words];
+        for j in 1..self.cells.len() {
             for i in 0..j {
                 if !go_on() {
                     return Err(Stopped);
                 }
-                if !and_two(&mut pair, self.set(i), self.set(j)) {
-                    continue;
-                }
-                // The third cells: base cells after j that see two of the
-                // pair's shared excluding cells or more.
-                once.fill(0);
-                twice.fill(0);
-                for (w, &word) in pair.iter().enumerate() {
-                    for b in bits_of(word) {
-                        let s = &seers[(w * 64 + b) * bwords..][..bwords];
-                        for ((t, o), &x) in twice.iter_mut().zip(once.iter_mut()).zip(s) {
-                            *t |= *o & x;
-                            *o |= x;
-                        }
-                    }
-                }
-                for (w, &word) in twice.iter().enumerate() {
-                    for b in bits_of(word) {
-                        let k = w * 64 + b;
-                        if k <= j {
-                            continue;
-                        }
-                        for ((t, &a), &b) in trio.iter_mut().zip(&pair).zip(self.set(k)) {
-                            *t = a & b;
-                        }
-                        if self.try_set(c, &[i, j, k], &trio, &mut common).is_some() {
-                            return Ok(true);
-                        }
-                    }
+                if and_two(&mut pair, self.set(i), self.set(j)) && !f(i, j, &pair) {
+                    return Ok(false);
                 }
             }
         }
-        Ok(false)
+        Ok(true)
     }
 
     /// Base cell `i`'s excluding peers that are base cells too.
@@ -608,6 +613,32 @@ mod tests {
         assert_eq!(s.eliminations, vec![(cell(3, 2), 3)]);
     }
 
+    /// A random solution of `shape` with about 60% of its cells open, as
+    /// candidates, and the solution.
+    fn open_state(shape: Shape, rng: &mut Rng) -> (Candidates, Vec<u8>) {
+        let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let solution = solution_grid(&mut solver, shape, rng);
+        let sol = solution.values().to_vec();
+        let values: Vec<u8> = sol
+            .iter()
+            .map(|&v| if rng.below(10) < 6 { 0 } else { v })
+            .collect();
+        let puzzle = SizedGrid::from_values(shape, values).expect("a grid");
+        (Candidates::new(&puzzle), sol)
+    }
+
+    /// Removes a wrong candidate of a random cell with 3 or more, if it
+    /// has one: the state keeps its solution.
+    fn thin(c: &mut Candidates, sol: &[u8], rng: &mut Rng) {
+        let n = c.side();
+        let x = rng.below((n * n) as u32) as usize;
+        let wrong = c.mask(x) & !bit(sol[x]);
+        if c.mask(x).count_ones() > 2 && wrong != 0 {
+            let d = digits_of(wrong).nth(rng.below(wrong.count_ones()) as usize);
+            c.eliminate(x, d.expect("a digit"));
+        }
+    }
+
     /// The quick test for triples says yes whenever SE's ordered search
     /// has a hint (it tries a superset of SE's sets), and says no on most
     /// states: checked on thinned states at several sizes.
@@ -619,22 +650,9 @@ mod tests {
             let n = shape.side();
             for seed in 0..40u64 {
                 let mut rng = Rng::new(seed * 13 + n as u64);
-                let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
-                let solution = solution_grid(&mut solver, shape, &mut rng);
-                let sol = solution.values();
-                let values: Vec<u8> = sol
-                    .iter()
-                    .map(|&v| if rng.below(10) < 6 { 0 } else { v })
-                    .collect();
-                let puzzle = SizedGrid::from_values(shape, values).expect("a grid");
-                let mut c = Candidates::new(&puzzle);
+                let (mut c, sol) = open_state(shape, &mut rng);
                 for round in 0..n * n * 3 {
-                    let x = rng.below((n * n) as u32) as usize;
-                    let wrong = c.mask(x) & !bit(sol[x]);
-                    if c.mask(x).count_ones() > 2 && wrong != 0 {
-                        let d = digits_of(wrong).nth(rng.below(wrong.count_ones()) as usize);
-                        c.eliminate(x, d.expect("a digit"));
-                    }
+                    thin(&mut c, &sol, &mut rng);
                     if round % n != 0 {
                         continue;
                     }
@@ -686,26 +704,10 @@ mod tests {
             let n = shape.side();
             for seed in 0..6u64 {
                 let mut rng = Rng::new(seed * 7 + n as u64);
-                let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
-                let solution = solution_grid(&mut solver, shape, &mut rng);
-                let sol = solution.values();
-                let mut values = sol.to_vec();
-                for v in values.iter_mut() {
-                    if rng.below(10) < 6 {
-                        *v = 0;
-                    }
-                }
-                let puzzle = SizedGrid::from_values(shape, values).expect("a grid");
-                let mut c = Candidates::new(&puzzle);
-                // Thin the candidates: wrong ones only, till many cells
-                // have 2 or 3 left.
+                let (mut c, sol) = open_state(shape, &mut rng);
+                // Thin the candidates till many cells have 2 or 3 left.
                 for _ in 0..n * n * 2 {
-                    let x = rng.below((n * n) as u32) as usize;
-                    let wrong = c.mask(x) & !bit(sol[x]);
-                    if c.mask(x).count_ones() > 2 && wrong != 0 {
-                        let d = digits_of(wrong).nth(rng.below(wrong.count_ones()) as usize);
-                        c.eliminate(x, d.expect("a digit"));
-                    }
+                    thin(&mut c, &sol, &mut rng);
                 }
                 for degree in [2, 3] {
                     aligned(

@@ -54,6 +54,7 @@ fn first(c: &Candidates, mode: Chaining) -> Option<crate::logic::Step> {
 
 use super::engine::{Engine, NONE};
 use super::rules::{off_node, removed};
+use crate::generate::Rng;
 use crate::logic::candidates::{bit, digits_of};
 use crate::logic::se::basic;
 use crate::logic::{Step, Technique, UnitRef};
@@ -127,13 +128,7 @@ fn rule_parents(eng: &Engine<'_>, s: &Step) -> Vec<u32> {
 /// candidates.
 #[test]
 fn chain_rules_match_the_basic_producers() {
-    let mut seed = 12345u64;
-    let mut rand = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = Rng::new(12345);
     let mut checked = 0;
     for (g, ..) in crate::logic::se::tests::reference().iter().take(300) {
         let c = Candidates::from_grid(g);
@@ -148,7 +143,7 @@ fn chain_rules_match_the_basic_producers() {
             let mut cur = c.clone();
             for cell in 0..81 {
                 for d in digits_of(c.mask(cell)) {
-                    if rand() % 5 == 0 {
+                    if rng.below(5) == 0 {
                         cur.eliminate(cell, d);
                         eng.cur.remove(eng.l, cell, d);
                         eng.slot[eng.g.pot(cell, d, false) as usize] =
@@ -429,19 +424,28 @@ fn chains_run_at_other_sides() {
     assert!(steps > 0);
 }
 
+/// The candidates of puzzle `g` with about one in `one_in` of those in
+/// cells of three or more removed at random: states past the givens, not
+/// all of them with a solution.
+fn thinned(g: &Grid, rng: &mut Rng, one_in: u32) -> Candidates {
+    let mut c = Candidates::from_grid(g);
+    for cell in 0..81 {
+        for d in digits_of(c.mask(cell)) {
+            if c.value(cell) == 0 && c.mask(cell).count_ones() > 2 && rng.below(one_in) == 0 {
+                c.eliminate(cell, d);
+            }
+        }
+    }
+    c
+}
+
 /// The closure a static search filters its cells and regions by holds
 /// each static run whole, and is that run when no contradiction cut it
 /// short: on reference puzzles, with some candidates removed at random,
 /// from every potential.
 #[test]
 fn reach_is_the_closure_of_static_runs() {
-    let mut seed = 99u64;
-    let mut rand = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = Rng::new(99);
     let mode = Chaining {
         multiple: true,
         dynamic: false,
@@ -450,14 +454,7 @@ fn reach_is_the_closure_of_static_runs() {
     };
     let (mut exact, mut cut) = (0, 0);
     for (g, ..) in crate::logic::se::tests::reference().iter().take(60) {
-        let mut c = Candidates::from_grid(g);
-        for cell in 0..81 {
-            for d in digits_of(c.mask(cell)) {
-                if c.value(cell) == 0 && c.mask(cell).count_ones() > 2 && rand() % 6 == 0 {
-                    c.eliminate(cell, d);
-                }
-            }
-        }
+        let c = thinned(g, &mut rng, 6);
         let mut eng = Engine::new(&c, mode);
         let reach = super::reach::Reach::new(&mut eng).expect("small enough");
         for cell in 0..81 {
@@ -493,13 +490,7 @@ fn reach_is_the_closure_of_static_runs() {
 /// multiple chains, on reference states with candidates removed at random.
 #[test]
 fn pruned_searches_find_what_full_searches_find() {
-    let mut seed = 7u64;
-    let mut rand = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = Rng::new(7);
     let modes = [
         Chaining {
             multiple: false,
@@ -516,14 +507,7 @@ fn pruned_searches_find_what_full_searches_find() {
     ];
     let mut hints = [0usize; 2];
     for (g, ..) in crate::logic::se::tests::reference().iter().take(80) {
-        let mut c = Candidates::from_grid(g);
-        for cell in 0..81 {
-            for d in digits_of(c.mask(cell)) {
-                if c.value(cell) == 0 && c.mask(cell).count_ones() > 2 && rand() % 4 == 0 {
-                    c.eliminate(cell, d);
-                }
-            }
-        }
+        let c = thinned(g, &mut rng, 4);
         for (m, &mode) in modes.iter().enumerate() {
             let mut all = Vec::new();
             for prune in [true, false] {
