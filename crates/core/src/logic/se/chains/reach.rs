@@ -23,8 +23,11 @@ pub(super) struct Reach {
     words: usize,
 }
 
-/// The most words the sets may take (4 MiB): past that, no filter.
-const MAX_WORDS: usize = 1 << 19;
+/// The most words the sets of a graph may take, one set a node: 512 KiB,
+/// which holds any 9x9 state (1,458 potentials, 23 words a set). Past
+/// that (large grids with many candidates) the closures would cost more
+/// than the searches they spare, in time and memory: none are made.
+const MAX_WORDS: usize = 1 << 16;
 
 impl Reach {
     /// The reach of the potentials of `eng`'s base grid under its
@@ -59,6 +62,9 @@ impl Reach {
         }
         let v = pots.len();
         let words = v.div_ceil(64).max(1);
+        if v * words > MAX_WORDS {
+            return None;
+        }
         // The graph, each node's successors in a row.
         let mut start = Vec::with_capacity(v + 1);
         let mut adj: Vec<u32> = Vec::new();
@@ -138,11 +144,7 @@ impl Reach {
             }
         }
         comp_start.push(members.len() as u32);
-        let total = comps as usize * words;
-        if total > MAX_WORDS {
-            return None;
-        }
-        let mut bits = vec![0u64; total];
+        let mut bits = vec![0u64; comps as usize * words];
         // The component each one last took a union from: each successor
         // component once.
         let mut taken = vec![NONE; comps as usize];
