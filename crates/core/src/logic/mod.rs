@@ -575,7 +575,12 @@ pub fn hint_before_chains(
     if state.dead_cell().is_some() {
         return Ok(None);
     }
-    se::next_step_within(state, &mut go_on, se::CHAINS - 1)
+    se::next_step_within(
+        state,
+        &mut go_on,
+        se::CHAINS - 1,
+        &mut se::Recall::default(),
+    )
 }
 
 /// A search for a step stopped before its end (see [`hint_while`]).
@@ -754,6 +759,7 @@ pub(crate) enum Reach {
 /// puzzle within a label while it removes clues; the full rating decides.
 pub(crate) fn reach(puzzle: &SizedGrid, ceiling: u16) -> Reach {
     let mut state = Candidates::new(puzzle);
+    let mut recall = se::Recall::default();
     loop {
         state.place_singles();
         if state.is_solved() {
@@ -762,7 +768,7 @@ pub(crate) fn reach(puzzle: &SizedGrid, ceiling: u16) -> Reach {
         if state.dead_cell().is_some() {
             return Reach::Stuck;
         }
-        match se::next_step_within(&state, &mut || true, ceiling) {
+        match se::next_step_within(&state, &mut || true, ceiling, &mut recall) {
             Ok(Some(step)) if step.value <= ceiling => state.apply(&step),
             _ => return Reach::Stuck,
         }

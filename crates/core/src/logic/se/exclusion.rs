@@ -29,30 +29,140 @@ use crate::logic::{Candidates, Step, Stopped, Technique};
 const NONE: u32 = u32::MAX;
 
 /// SE's `AlignedPairExclusion` (`degree` 2, 6.2) and `AlignedExclusion(3)`
-/// (7.5).
+/// (7.5). With `recall`, a walk's memory of the last search of this
+/// degree that found nothing: the sets whose cells and shared excluding
+/// cells are as they were then are not tried again.
 pub(crate) fn aligned(
     c: &Candidates,
     degree: usize,
     sink: &mut Sink<'_>,
     go_on: &mut GoOn<'_>,
+    recall: Option<&mut Option<Clean>>,
 ) -> Result<(), Stopped> {
     assert!(
         degree == 2 || degree == 3,
         "aligned exclusion of 2 or 3 cells"
     );
     let bases = Bases::new(c, degree);
-    if bases.cells.len() < degree || (degree == 3 && !bases.any_triple(c, go_on)?) {
-        return Ok(());
+    let mut recall = recall;
+    // What this search may skip; the memory is taken, and kept again only
+    // when the search ends having found nothing in every set it could try.
+    let since = recall
+        .as_deref_mut()
+        .and_then(Option::take)
+        .map(|clean| clean.since(c, &bases));
+    let mut found = false;
+    let empty = if bases.cells.len() < degree {
+        true
+    } else if degree == 3 {
+        // The quick pass tries every set; SE's order matters only when
+        // one removes something (then not every set is known empty).
+        if bases.any_triple(c, since.as_ref(), go_on)? {
+            ordered(c, &bases, degree, None, sink, go_on)?;
+            false
+        } else {
+            true
+        }
+    } else {
+        ordered(
+            c,
+            &bases,
+            degree,
+            since.as_ref(),
+            &mut |step| {
+                found = true;
+                sink(step)
+            },
+            go_on,
+        )?;
+        !found
+    };
+    if empty && let Some(recall) = recall {
+        *recall = Some(Clean::of(c, &bases, since));
     }
-    ordered(c, &bases, degree, sink, go_on)
+    Ok(())
+}
+
+/// The state of a search that found nothing in any set of its base
+/// cells: the candidates it saw, and which cells were base cells.
+pub(crate) struct Clean {
+    masks: Vec<u64>,
+    bases: Vec<u64>,
+}
+
+/// What changed since a [`Clean`] search, as its sets see it. A set of
+/// base cells that were base cells then, with the same candidates, whose
+/// shared excluding cells all kept theirs, removes nothing: its shared
+/// excluding cells were excluding then, so it was tried, with the same
+/// cells and as many excluding cells or more (more can only lock more
+/// combinations).
+struct Since {
+    /// Cells whose candidates differ, as a bit set over cells.
+    changed: Vec<u64>,
+    /// Per base cell: a base cell then, with the same candidates.
+    kept: Vec<bool>,
+    /// The memory, for the next search to reuse.
+    clean: Clean,
+}
+
+impl Clean {
+    fn since(self, c: &Candidates, bases: &Bases) -> Since {
+        let mut changed = vec![0u64; bases.words];
+        for (x, (&now, &then)) in c.masks().iter().zip(&self.masks).enumerate() {
+            if now != then {
+                changed[x / 64] |= 1 << (x % 64);
+            }
+        }
+        let has = |set: &[u64], x: usize| set[x / 64] & 1 << (x % 64) != 0;
+        let kept = bases
+            .cells
+            .iter()
+            .map(|&x| has(&self.bases, x) && !has(&changed, x))
+            .collect();
+        Since {
+            changed,
+            kept,
+            clean: self,
+        }
+    }
+
+    /// The memory of a search on `c` over `bases` that found nothing,
+    /// in the vectors of the last one when there was one.
+    fn of(c: &Candidates, bases: &Bases, since: Option<Since>) -> Clean {
+        let mut clean = since.map_or(
+            Clean {
+                masks: Vec::new(),
+                bases: Vec::new(),
+            },
+            |s| s.clean,
+        );
+        clean.masks.clear();
+        clean.masks.extend_from_slice(c.masks());
+        clean.bases.clear();
+        clean.bases.resize(bases.words, 0);
+        for &x in &bases.cells {
+            clean.bases[x / 64] |= 1 << (x % 64);
+        }
+        clean
+    }
+}
+
+impl Since {
+    /// Whether the set of base cells `set` (indices), sharing the
+    /// excluding cells `shared`, is known to remove nothing.
+    fn skips(&self, set: &[usize], shared: &[u64]) -> bool {
+        set.iter().all(|&i| self.kept[i])
+            && shared.iter().zip(&self.changed).all(|(&s, &d)| s & d == 0)
+    }
 }
 
 /// The sets of `bases` in SE's order, each reported when it removes
-/// anything.
+/// anything; those `since` knows to remove nothing are not tried.
 fn ordered(
     c: &Candidates,
     bases: &Bases,
     degree: usize,
+    since: Option<&Since>,
     sink: &mut Sink<'_>,
     go_on: &mut GoOn<'_>,
 ) -> Result<(), Stopped> {
@@ -63,6 +173,9 @@ fn ordered(
     let mut in_twin = vec![false; nb];
     bases.pairs(go_on, |i, j, pair| {
         if degree == 2 {
+            if since.is_some_and(|s| s.skips(&[i, j], pair)) {
+                return true;
+            }
             return match bases.try_set(c, &[i, j], pair, &mut common) {
                 Some(step) => sink(step),
                 None => true,
@@ -82,7 +195,10 @@ fn ordered(
             in_twin[k] = false;
         }
         for &k in &twin {
-            if !and_two(&mut trio, pair, bases.set(k)) || bases.seen(i, j, k) {
+            if !and_two(&mut trio, pair, bases.set(k))
+                || bases.seen(i, j, k)
+                || since.is_some_and(|s| s.skips(&[i, j, k], &trio))
+            {
                 continue;
             }
             if let Some(step) = bases.try_set(c, &[i, j, k], &trio, &mut common)
@@ -186,7 +302,12 @@ impl Bases {
     /// particular order. SE's sets are among them, so when none does, its
     /// ordered search (which tries many sets several times over) need not
     /// run; it almost never finds one.
-    fn any_triple(&self, c: &Candidates, go_on: &mut GoOn<'_>) -> Result<bool, Stopped> {
+    fn any_triple(
+        &self,
+        c: &Candidates,
+        since: Option<&Since>,
+        go_on: &mut GoOn<'_>,
+    ) -> Result<bool, Stopped> {
         let nb = self.cells.len();
         let (words, bwords) = (self.words, nb.div_ceil(64));
         // Each cell's base cells that have it as an excluding peer.
@@ -223,6 +344,9 @@ impl Bases {
                     }
                     for ((t, &a), &b) in trio.iter_mut().zip(pair).zip(self.set(k)) {
                         *t = a & b;
+                    }
+                    if since.is_some_and(|s| s.skips(&[i, j, k], &trio)) {
+                        continue;
                     }
                     if self.try_set(c, &[i, j, k], &trio, &mut common).is_some() {
                         return false;
@@ -556,6 +680,7 @@ mod tests {
                 false
             },
             &mut || true,
+            None,
         )
         .expect("not stopped");
         found
@@ -665,6 +790,7 @@ mod tests {
                         &c,
                         &bases,
                         3,
+                        None,
                         &mut |_| {
                             any = true;
                             false
@@ -672,7 +798,9 @@ mod tests {
                         &mut || true,
                     )
                     .expect("not stopped");
-                    let quick = bases.any_triple(&c, &mut || true).expect("not stopped");
+                    let quick = bases
+                        .any_triple(&c, None, &mut || true)
+                        .expect("not stopped");
                     assert!(quick || !any, "a hint the quick test missed");
                     hints += usize::from(any);
                     skipped += usize::from(!quick);
@@ -685,11 +813,69 @@ mod tests {
         );
     }
 
+    /// A walk's memory changes no answer: on states thinned step by step,
+    /// at several sizes, each search with the memory of the last finds
+    /// the first hint a search without it finds; and it skips sets.
+    #[test]
+    fn recalled_searches_find_what_fresh_searches_find() {
+        let (mut hints, mut recalled) = ([0; 2], 0);
+        for (rows, cols) in [(2, 3), (3, 3), (3, 4)] {
+            let shape = Shape::new(rows, cols).expect("a shape");
+            let n = shape.side();
+            for seed in 0..30u64 {
+                let mut rng = Rng::new(seed * 11 + n as u64);
+                let (mut c, sol) = open_state(shape, &mut rng);
+                let mut memory = [None, None];
+                for round in 0..n * n * 3 {
+                    thin(&mut c, &sol, &mut rng);
+                    if round % 3 != 0 {
+                        continue;
+                    }
+                    for degree in [2, 3] {
+                        let memory = &mut memory[degree - 2];
+                        recalled += usize::from(memory.is_some());
+                        let mut with = None;
+                        aligned(
+                            &c,
+                            degree,
+                            &mut |s| {
+                                with = Some(s);
+                                false
+                            },
+                            &mut || true,
+                            Some(memory),
+                        )
+                        .expect("not stopped");
+                        let fresh = first(&c, degree);
+                        let key = |s: &Option<Step>| {
+                            s.as_ref()
+                                .map(|s| (s.cells.clone(), s.eliminations.clone()))
+                        };
+                        assert_eq!(
+                            key(&with),
+                            key(&fresh),
+                            "{shape:?} seed {seed} round {round}"
+                        );
+                        hints[degree - 2] += usize::from(fresh.is_some());
+                        // A hint applied, as a walk does.
+                        if let Some(s) = fresh {
+                            c.apply(&s);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            hints[0] > 20 && hints[1] > 5 && recalled > 1000,
+            "{hints:?} hints, {recalled} searches with a memory"
+        );
+    }
+
     #[test]
     fn stops_when_asked() {
         let c = state(TRIPLE);
         for degree in [2, 3] {
-            let r = aligned(&c, degree, &mut |_| true, &mut || false);
+            let r = aligned(&c, degree, &mut |_| true, &mut || false, None);
             assert!(matches!(r, Err(Stopped)));
         }
     }
@@ -721,6 +907,7 @@ mod tests {
                             true
                         },
                         &mut || true,
+                        None,
                     )
                     .expect("not stopped");
                 }

@@ -145,6 +145,16 @@ pub(crate) const LADDER: &[Rung] = &[
     chains(true, true, false, 5),
 ];
 
+/// What a walk from step to step remembers for the next: the producers
+/// whose last search found nothing, and what they saw then, so that they
+/// try again only what has changed since. Whatever the candidates become,
+/// the first hint is the one a search without memory finds.
+#[derive(Default)]
+pub(crate) struct Recall {
+    /// Aligned pair and triple exclusion.
+    aligned: [Option<exclusion::Clean>; 2],
+}
+
 /// Runs one producer of the ladder on `c`, reporting to `sink`. A chaining
 /// producer reports only the hints that can come first: the ladder reads
 /// no further.
@@ -153,6 +163,7 @@ pub(crate) fn produce(
     c: &Candidates,
     sink: &mut Sink<'_>,
     go_on: &mut GoOn<'_>,
+    recall: &mut Recall,
 ) -> Result<(), Stopped> {
     match rung {
         Rung::HiddenSingle => basic::hidden_single(c, sink),
@@ -167,7 +178,10 @@ pub(crate) fn produce(
         Rung::XyzWing => basic::xy_wing(c, true, sink),
         Rung::UniqueLoops => unique::unique_loops(c, sink),
         Rung::Bug => unique::bug(c, sink),
-        Rung::Aligned(k) => return exclusion::aligned(c, k as usize, sink, go_on),
+        Rung::Aligned(k) => {
+            let memory = &mut recall.aligned[usize::from(k == 3)];
+            return exclusion::aligned(c, k as usize, sink, go_on, Some(memory));
+        }
         Rung::Chains(mode) => return chains::find(c, mode, true, sink, go_on),
     }
     Ok(())
@@ -176,15 +190,17 @@ pub(crate) fn produce(
 /// The step SE takes next on `c`: the first hint of the first producer of
 /// the ladder that has one. None when no technique applies (SE's 20.0).
 pub(crate) fn next_step(c: &Candidates, go_on: &mut GoOn<'_>) -> Result<Option<Step>, Stopped> {
-    next_step_within(c, go_on, UNRATED)
+    next_step_within(c, go_on, UNRATED, &mut Recall::default())
 }
 
 /// [`next_step`] from the producers whose hints can be worth `ceiling`
 /// tenths or less: None also when only a harder producer would have one.
+/// A walk passes the same `recall` from step to step.
 pub(crate) fn next_step_within(
     c: &Candidates,
     go_on: &mut GoOn<'_>,
     ceiling: u16,
+    recall: &mut Recall,
 ) -> Result<Option<Step>, Stopped> {
     let chains = c.side() <= CHAIN_SIDE;
     for &rung in LADDER.iter().take_while(|r| r.floor() <= ceiling) {
@@ -203,6 +219,7 @@ pub(crate) fn next_step_within(
                 false
             },
             go_on,
+            recall,
         )?;
         if found.is_some() {
             return Ok(found);
@@ -259,8 +276,9 @@ pub(crate) fn rate(
         steps: Vec::new(),
     };
     let mut placed = false;
+    let mut recall = Recall::default();
     while !c.is_solved() {
-        let Some(step) = next_step_within(&c, go_on, above)? else {
+        let Some(step) = next_step_within(&c, go_on, above, &mut recall)? else {
             rating.er = UNRATED;
             break;
         };
