@@ -153,6 +153,8 @@ pub(crate) const LADDER: &[Rung] = &[
 pub(crate) struct Recall {
     /// Aligned pair and triple exclusion.
     aligned: [Option<exclusion::Clean>; 2],
+    /// Nishio's runs.
+    nishio: chains::RunMemory,
 }
 
 /// Runs one producer of the ladder on `c`, reporting to `sink`. A chaining
@@ -182,7 +184,10 @@ pub(crate) fn produce(
             let memory = &mut recall.aligned[usize::from(k == 3)];
             return exclusion::aligned(c, k as usize, sink, go_on, Some(memory));
         }
-        Rung::Chains(mode) => return chains::find(c, mode, true, sink, go_on),
+        Rung::Chains(mode) => {
+            let memory = mode.nishio.then_some(&mut recall.nishio);
+            return chains::find(c, mode, true, sink, go_on, memory);
+        }
     }
     Ok(())
 }

@@ -124,7 +124,7 @@ fn nested_hints(
     go_on: &mut GoOn<'_>,
 ) -> Result<Vec<Nested>, Stopped> {
     let mut inner = Engine::new(cur, mode);
-    let mut found = collect(&mut inner, go_on)?;
+    let mut found = collect(&mut inner, go_on, None)?;
     let out = found
         .recs
         .iter()

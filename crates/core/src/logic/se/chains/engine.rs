@@ -432,6 +432,11 @@ pub(super) struct Engine<'a> {
     pending_off: Vec<u32>,
     /// The implications on the base grid, for runs that do not change it.
     memo: Memo,
+    /// When not empty, the candidates (a bit at `cell * n + digit - 1`)
+    /// whose potentials the run being grown expanded: all a run at level 0
+    /// reads of the grid is those cells' candidates and their digits'
+    /// places in their units ([`super::multiple`]'s Nishio memory).
+    pub track: Vec<u64>,
 }
 
 thread_local! {
@@ -514,6 +519,7 @@ impl<'a> Engine<'a> {
             pending_on: Vec::new(),
             pending_off: Vec::new(),
             memo: Memo::new(g.count()),
+            track: Vec::new(),
         }
     }
 
@@ -616,6 +622,7 @@ impl<'a> Engine<'a> {
             if let Some(&i) = pending_on.get(next_on) {
                 next_on += 1;
                 let p = run.nodes[i as usize].pot;
+                self.read(p);
                 // The base grid's implications, of the candidates the run
                 // has left (an "on" potential's are in the same order).
                 for imp in memo.get(l, g, &self.base, p, y, true) {
@@ -639,6 +646,7 @@ impl<'a> Engine<'a> {
             } else if let Some(&i) = pending_off.get(next_off) {
                 next_off += 1;
                 let p = run.nodes[i as usize].pot;
+                self.read(p);
                 if dynamic {
                     off_to_on(l, g, &self.cur, p, y, true, &mut imps);
                     let (cell, d) = (g.cell(p), g.digit(p));
@@ -705,6 +713,15 @@ impl<'a> Engine<'a> {
         self.pending_off = pending_off;
         self.memo = memo;
         result
+    }
+
+    /// Notes that the run expands `p`, when runs are tracked.
+    #[inline]
+    fn read(&mut self, p: Pot) {
+        if !self.track.is_empty() {
+            let k = (p >> 1) as usize;
+            self.track[k / 64] |= 1 << (k % 64);
+        }
     }
 
     /// The eliminations an "on" implication relies on, besides its first

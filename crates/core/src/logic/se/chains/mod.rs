@@ -41,21 +41,26 @@ use crate::logic::candidates::digits_of;
 use crate::logic::notation::Rc;
 use crate::logic::{Candidates, Step, Stopped, Technique, UnitRef};
 use engine::{Engine, Geo, Pot, Run};
+pub(crate) use multiple::RunMemory;
 
 /// SE's `Chaining(multiple, dynamic, nishio, level)`: every hint of the
 /// mode, reported cheapest first; with `cheapest`, only those that can
 /// come first (hints that sort after one already found are not searched
 /// for), which is all the ladder reads.
+///
+/// With `memory` (a walk's, for one mode), a Nishio search skips the runs
+/// it knows end in no contradiction.
 pub(crate) fn find(
     c: &Candidates,
     mode: Chaining,
     cheapest: bool,
     sink: &mut Sink<'_>,
     go_on: &mut GoOn<'_>,
+    memory: Option<&mut RunMemory>,
 ) -> Result<(), Stopped> {
     let mut eng = Engine::new(c, mode);
     eng.cheapest = cheapest;
-    let found = collect(&mut eng, go_on)?;
+    let found = collect(&mut eng, go_on, memory)?;
     let mut found = found;
     for rec in &found.recs {
         if !sink(step(&mut eng, &found.runs, rec)) {
@@ -125,12 +130,18 @@ struct Found {
 /// SE's getHintList and the filter of getHints: every hint, sorted by
 /// difficulty, complexity and key (stable), the first of those with
 /// equal eliminations kept.
-fn collect(eng: &mut Engine<'_>, go_on: &mut GoOn<'_>) -> Result<Found, Stopped> {
+fn collect(
+    eng: &mut Engine<'_>,
+    go_on: &mut GoOn<'_>,
+    memory: Option<&mut RunMemory>,
+) -> Result<Found, Stopped> {
     let mut found = Found {
         recs: Vec::new(),
         runs: Vec::new(),
     };
-    if eng.mode.multiple || eng.mode.dynamic {
+    if eng.mode.nishio {
+        multiple::nishio(eng, &mut found, go_on, memory)?;
+    } else if eng.mode.multiple || eng.mode.dynamic {
         multiple::collect(eng, &mut found, go_on)?;
     } else {
         unary::collect(eng, &mut found, go_on)?;

@@ -148,8 +148,8 @@ pub(super) fn collect(
             } else {
                 NONE
             };
-            let do_double = card >= 3 && !mode.nishio && mode.dynamic;
-            let do_contradiction = mode.dynamic || mode.nishio;
+            let do_double = card >= 3 && mode.dynamic;
+            let do_contradiction = mode.dynamic;
             // The "off" assumption serves only these two.
             let mut off = NONE;
             if do_double || do_contradiction {
@@ -176,21 +176,6 @@ pub(super) fn collect(
                     }
                 }
             }
-            if mode.nishio {
-                // Only a run that ends in a contradiction serves a Nishio
-                // hint: the others go back for reuse at once.
-                for run in [off, on] {
-                    let last = found.runs.len() as u32 - 1;
-                    if run != last || found.runs[run as usize].absurd.is_some() {
-                        break;
-                    }
-                    engine::recycle_one(found.runs.pop().expect("the last run"));
-                    if run == on {
-                        runs.on_run[cell * n + d as usize - 1] = NONE;
-                    }
-                }
-                continue;
-            }
             if do_double {
                 let (on_r, off_r) = (&found.runs[on as usize], &found.runs[off as usize]);
                 let mut pairs = Vec::new();
@@ -214,7 +199,7 @@ pub(super) fn collect(
                     }
                 }
             }
-            if !mode.nishio {
+            {
                 // Region chains from the unit's first place of the digit.
                 for kind in [2, 0, 1] {
                     let u = l.units_of(cell)[kind] as usize;
@@ -251,7 +236,7 @@ pub(super) fn collect(
                 }
             }
         }
-        if !mode.nishio && (card == 2 || (mode.multiple && card > 2)) {
+        if card == 2 || (mode.multiple && card > 2) {
             if let Some(r) = &reach
                 && !r.may_share(digits_of(mask).map(|d| g.pot(cell, d, true)), &mut scratch)
             {
@@ -271,6 +256,151 @@ pub(super) fn collect(
             );
         }
     }
+    Ok(())
+}
+
+/// What a walk's Nishio searches remember from one to the next: for each
+/// start, the candidates its run read (a bit at `cell * n + digit - 1`)
+/// when it ended in no contradiction, and the candidates of that search.
+/// A run whose candidates, and their digits' places in their units, are
+/// as they were is the same run: it ends in no contradiction again.
+#[derive(Default)]
+pub(crate) struct RunMemory {
+    masks: Vec<u64>,
+    /// `words` words a start, by potential.
+    reads: Vec<u64>,
+    /// Whether a start's reads are known.
+    known: Vec<bool>,
+    words: usize,
+}
+
+/// The most words a Nishio memory keeps (512 KiB): any 9x9 grid (1,458
+/// starts of 12 words), no 16x16 one (8,192 starts of 64).
+const MEMORY_WORDS: usize = 1 << 16;
+
+impl RunMemory {
+    /// Brings the memory to `c`: forgets the starts whose runs read a
+    /// candidate that changed (a changed cell, or a changed digit's place
+    /// in a unit of the cell). False when too large to keep.
+    fn update(&mut self, c: &crate::logic::Candidates, g: engine::Geo) -> bool {
+        let n = g.n;
+        let words = (n * n * n).div_ceil(64);
+        if g.count() * words > MEMORY_WORDS {
+            return false;
+        }
+        if self.words != words || self.masks.len() != n * n {
+            self.words = words;
+            self.masks = c.masks().to_vec();
+            self.reads = vec![0; g.count() * words];
+            self.known = vec![false; g.count()];
+            return true;
+        }
+        let l = c.layout();
+        let mut dirty = vec![0u64; words];
+        let mut any = false;
+        for (y, (&now, then)) in c.masks().iter().zip(self.masks.iter_mut()).enumerate() {
+            let diff = now ^ *then;
+            if diff == 0 {
+                continue;
+            }
+            any = true;
+            *then = now;
+            for k in y * n..(y + 1) * n {
+                dirty[k / 64] |= 1 << (k % 64);
+            }
+            for e in digits_of(diff) {
+                for u in l.units_of(y) {
+                    for &x in l.unit(u as usize) {
+                        let k = x as usize * n + e as usize - 1;
+                        dirty[k / 64] |= 1 << (k % 64);
+                    }
+                }
+            }
+        }
+        if any {
+            for (p, known) in self.known.iter_mut().enumerate() {
+                if *known {
+                    let reads = &self.reads[p * words..(p + 1) * words];
+                    *known = reads.iter().zip(&dirty).all(|(&r, &d)| r & d == 0);
+                }
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+impl RunMemory {
+    /// How many starts' runs it knows.
+    pub(super) fn known(&self) -> usize {
+        self.known.iter().filter(|&&k| k).count()
+    }
+}
+
+/// SE's Nishio: each candidate assumed on and off, a dynamic run with
+/// the digits' places only (no cell links); one that ends in a
+/// contradiction removes its assumption. With `memory`, the runs it knows
+/// end in none are not grown again.
+pub(super) fn nishio(
+    eng: &mut Engine<'_>,
+    found: &mut Found,
+    go_on: &mut GoOn<'_>,
+    memory: Option<&mut RunMemory>,
+) -> Result<(), Stopped> {
+    let (c, g, n) = (eng.c, eng.g, eng.g.n);
+    let mut memory = memory.and_then(|m| m.update(c, g).then_some(m));
+    let words = memory.as_ref().map_or(0, |m| m.words);
+    let mut best = Best::default();
+    for cell in 0..n * n {
+        let mask = c.mask(cell);
+        if c.value(cell) != 0 || mask.count_ones() < 2 {
+            continue;
+        }
+        for d in digits_of(mask) {
+            for assumed in [true, false] {
+                if !go_on() {
+                    return Err(Stopped);
+                }
+                let p = g.pot(cell, d, assumed);
+                if let Some(m) = &memory
+                    && m.known[p as usize]
+                {
+                    continue;
+                }
+                if memory.is_some() {
+                    eng.track.clear();
+                    eng.track.resize(words, 0);
+                }
+                let run = eng.chain(p, go_on)?;
+                let Some((a, b)) = run.absurd else {
+                    if let Some(m) = &mut memory {
+                        let at = p as usize * words;
+                        m.reads[at..at + words].copy_from_slice(&eng.track);
+                        m.known[p as usize] = true;
+                    }
+                    engine::recycle_one(run);
+                    continue;
+                };
+                if let Some(m) = &mut memory {
+                    m.known[p as usize] = false;
+                }
+                found.runs.push(run);
+                let r = found.runs.len() as u32 - 1;
+                if let Some(rec) = rec(
+                    eng,
+                    found,
+                    &mut best,
+                    Multi::Contradiction(p),
+                    7,
+                    &[(r, a), (r, b)],
+                    |eng| conclusion(eng, g.pot(cell, d, !assumed)),
+                ) {
+                    found.recs.push(rec);
+                }
+            }
+        }
+    }
+    eng.track.clear();
     Ok(())
 }
 

@@ -37,6 +37,15 @@ fn state(text: &str) -> Candidates {
 }
 
 fn first(c: &Candidates, mode: Chaining) -> Option<crate::logic::Step> {
+    first_with(c, mode, None)
+}
+
+/// [`first`], with a walk's memory.
+fn first_with(
+    c: &Candidates,
+    mode: Chaining,
+    memory: Option<&mut super::RunMemory>,
+) -> Option<crate::logic::Step> {
     let mut out = None;
     super::find(
         c,
@@ -47,6 +56,7 @@ fn first(c: &Candidates, mode: Chaining) -> Option<crate::logic::Step> {
             false
         },
         &mut || true,
+        memory,
     )
     .unwrap();
     out
@@ -338,10 +348,17 @@ fn a_search_stops_when_asked() {
         level: 2,
     };
     let mut calls = 0;
-    let r = super::find(&c, mode, false, &mut |_| true, &mut || {
-        calls += 1;
-        calls < 50
-    });
+    let r = super::find(
+        &c,
+        mode,
+        false,
+        &mut |_| true,
+        &mut || {
+            calls += 1;
+            calls < 50
+        },
+        None,
+    );
     assert_eq!(r, Err(crate::logic::Stopped));
 }
 
@@ -418,6 +435,7 @@ fn chains_run_at_other_sides() {
                 true
             },
             &mut || true,
+            None,
         )
         .unwrap();
     }
@@ -513,7 +531,7 @@ fn pruned_searches_find_what_full_searches_find() {
             for prune in [true, false] {
                 let mut eng = Engine::new(&c, mode);
                 eng.prune = prune;
-                let found = super::collect(&mut eng, &mut || true).unwrap();
+                let found = super::collect(&mut eng, &mut || true, None).unwrap();
                 let steps: Vec<String> = found
                     .recs
                     .iter()
@@ -526,6 +544,56 @@ fn pruned_searches_find_what_full_searches_find() {
         }
     }
     assert!(hints[0] > 100 && hints[1] > 100, "{hints:?}");
+}
+
+/// A walk's Nishio memory changes no answer: on reference puzzles, step
+/// by step (a Nishio step applied when there is one, else a candidate
+/// removed at random), each search with the memory of the last finds the
+/// hint a search without it finds, and skips runs.
+#[test]
+fn nishio_with_memory_finds_what_a_fresh_search_finds() {
+    let mode = Chaining {
+        multiple: false,
+        dynamic: true,
+        nishio: true,
+        level: 0,
+    };
+    let mut rng = Rng::new(5);
+    let (mut hints, mut steps, mut skipped) = (0, 0, 0);
+    for (g, ..) in crate::logic::se::tests::reference()
+        .iter()
+        .step_by(9)
+        .take(40)
+    {
+        let mut c = Candidates::from_grid(g);
+        let mut memory = super::RunMemory::default();
+        for _ in 0..12 {
+            let with = first_with(&c, mode, Some(&mut memory));
+            let fresh = first(&c, mode);
+            assert_eq!(format!("{with:?}"), format!("{fresh:?}"));
+            steps += 1;
+            skipped += memory.known();
+            if let Some(s) = fresh {
+                hints += 1;
+                c.apply(&s);
+            } else {
+                let open: Vec<usize> = (0..81).filter(|&x| c.mask(x).count_ones() > 2).collect();
+                if open.is_empty() {
+                    break;
+                }
+                let x = open[rng.below(open.len() as u32) as usize];
+                let ds: Vec<u8> = digits_of(c.mask(x)).collect();
+                c.eliminate(x, ds[rng.below(ds.len() as u32) as usize]);
+            }
+            if c.is_solved() || c.dead_cell().is_some() {
+                break;
+            }
+        }
+    }
+    assert!(
+        hints > 50 && steps > 200 && skipped > 10_000,
+        "{hints} hints in {steps} steps, {skipped} runs known"
+    );
 }
 
 /// Time to rate each group of the reference set on SE's ladder (mean and
