@@ -26,6 +26,7 @@
 
 mod advanced;
 mod engine;
+mod memory;
 mod multiple;
 mod reach;
 mod rules;
@@ -41,7 +42,7 @@ use crate::logic::candidates::digits_of;
 use crate::logic::notation::Rc;
 use crate::logic::{Candidates, Step, Stopped, Technique, UnitRef};
 use engine::{Engine, Geo, Pot, Run};
-pub(crate) use multiple::RunMemory;
+pub(crate) use memory::RunMemory;
 
 /// SE's `Chaining(multiple, dynamic, nishio, level)`: every hint of the
 /// mode, reported cheapest first; with `cheapest`, only those that can

@@ -7,6 +7,7 @@
 //! chains).
 
 use super::engine::{self, Best, Engine, NONE};
+use super::memory::RunMemory;
 use super::reach::Reach;
 use super::{Body, Found, Multi, Rec, others, rule_base};
 use crate::logic::Stopped;
@@ -259,84 +260,6 @@ pub(super) fn collect(
     Ok(())
 }
 
-/// What a walk's Nishio searches remember from one to the next: for each
-/// start, the candidates its run read (a bit at `cell * n + digit - 1`)
-/// when it ended in no contradiction, and the candidates of that search.
-/// A run whose candidates, and their digits' places in their units, are
-/// as they were is the same run: it ends in no contradiction again.
-#[derive(Default)]
-pub(crate) struct RunMemory {
-    masks: Vec<u64>,
-    /// `words` words a start, by potential.
-    reads: Vec<u64>,
-    /// Whether a start's reads are known.
-    known: Vec<bool>,
-    words: usize,
-}
-
-/// The most words a Nishio memory keeps (512 KiB): any 9x9 grid (1,458
-/// starts of 12 words), no 16x16 one (8,192 starts of 64).
-const MEMORY_WORDS: usize = 1 << 16;
-
-impl RunMemory {
-    /// Brings the memory to `c`: forgets the starts whose runs read a
-    /// candidate that changed (a changed cell, or a changed digit's place
-    /// in a unit of the cell). False when too large to keep.
-    fn update(&mut self, c: &crate::logic::Candidates, g: engine::Geo) -> bool {
-        let n = g.n;
-        let words = (n * n * n).div_ceil(64);
-        if g.count() * words > MEMORY_WORDS {
-            return false;
-        }
-        if self.words != words || self.masks.len() != n * n {
-            self.words = words;
-            self.masks = c.masks().to_vec();
-            self.reads = vec![0; g.count() * words];
-            self.known = vec![false; g.count()];
-            return true;
-        }
-        let l = c.layout();
-        let mut dirty = vec![0u64; words];
-        let mut any = false;
-        for (y, (&now, then)) in c.masks().iter().zip(self.masks.iter_mut()).enumerate() {
-            let diff = now ^ *then;
-            if diff == 0 {
-                continue;
-            }
-            any = true;
-            *then = now;
-            for k in y * n..(y + 1) * n {
-                dirty[k / 64] |= 1 << (k % 64);
-            }
-            for e in digits_of(diff) {
-                for u in l.units_of(y) {
-                    for &x in l.unit(u as usize) {
-                        let k = x as usize * n + e as usize - 1;
-                        dirty[k / 64] |= 1 << (k % 64);
-                    }
-                }
-            }
-        }
-        if any {
-            for (p, known) in self.known.iter_mut().enumerate() {
-                if *known {
-                    let reads = &self.reads[p * words..(p + 1) * words];
-                    *known = reads.iter().zip(&dirty).all(|(&r, &d)| r & d == 0);
-                }
-            }
-        }
-        true
-    }
-}
-
-#[cfg(test)]
-impl RunMemory {
-    /// How many starts' runs it knows.
-    pub(super) fn known(&self) -> usize {
-        self.known.iter().filter(|&&k| k).count()
-    }
-}
-
 /// SE's Nishio: each candidate assumed on and off, a dynamic run with
 /// the digits' places only (no cell links); one that ends in a
 /// contradiction removes its assumption. With `memory`, the runs it knows
@@ -349,7 +272,7 @@ pub(super) fn nishio(
 ) -> Result<(), Stopped> {
     let (c, g, n) = (eng.c, eng.g, eng.g.n);
     let mut memory = memory.and_then(|m| m.update(c, g).then_some(m));
-    let words = memory.as_ref().map_or(0, |m| m.words);
+    let words = memory.as_ref().map_or(0, |m| m.words());
     let mut best = Best::default();
     for cell in 0..n * n {
         let mask = c.mask(cell);
@@ -362,9 +285,7 @@ pub(super) fn nishio(
                     return Err(Stopped);
                 }
                 let p = g.pot(cell, d, assumed);
-                if let Some(m) = &memory
-                    && m.known[p as usize]
-                {
+                if memory.as_ref().is_some_and(|m| m.known(p)) {
                     continue;
                 }
                 if memory.is_some() {
@@ -374,15 +295,13 @@ pub(super) fn nishio(
                 let run = eng.chain(p, go_on)?;
                 let Some((a, b)) = run.absurd else {
                     if let Some(m) = &mut memory {
-                        let at = p as usize * words;
-                        m.reads[at..at + words].copy_from_slice(&eng.track);
-                        m.known[p as usize] = true;
+                        m.remember(p, &eng.track);
                     }
                     engine::recycle_one(run);
                     continue;
                 };
                 if let Some(m) = &mut memory {
-                    m.known[p as usize] = false;
+                    m.forget(p);
                 }
                 found.runs.push(run);
                 let r = found.runs.len() as u32 - 1;

@@ -572,7 +572,7 @@ fn nishio_with_memory_finds_what_a_fresh_search_finds() {
             let fresh = first(&c, mode);
             assert_eq!(format!("{with:?}"), format!("{fresh:?}"));
             steps += 1;
-            skipped += memory.known();
+            skipped += memory.count();
             if let Some(s) = fresh {
                 hints += 1;
                 c.apply(&s);
