@@ -169,6 +169,26 @@ fn ordered(
     let nb = bases.cells.len();
     let mut trio = vec![0u64; bases.words];
     let mut common = Vec::new();
+    if degree == 2
+        && let Some(list) = since.and_then(|s| bases.unknown_sets(s, 2))
+    {
+        // The pairs not known to remove nothing, in SE's order (the
+        // second cell outer).
+        let mut list = list;
+        list.sort_unstable_by_key(|set| (set[1], set[0]));
+        if !go_on() {
+            return Err(Stopped);
+        }
+        for [i, j, _] in list {
+            and_two(&mut trio, bases.set(i), bases.set(j));
+            if let Some(step) = bases.try_set(c, &[i, j], &trio, &mut common)
+                && !sink(step)
+            {
+                break;
+            }
+        }
+        return Ok(());
+    }
     let mut twin = Vec::new();
     let mut in_twin = vec![false; nb];
     bases.pairs(go_on, |i, j, pair| {
@@ -309,6 +329,25 @@ impl Bases {
         go_on: &mut GoOn<'_>,
     ) -> Result<bool, Stopped> {
         let nb = self.cells.len();
+        let mut common = Vec::new();
+        if let Some(list) = since.and_then(|s| self.unknown_sets(s, 3)) {
+            if !go_on() {
+                return Err(Stopped);
+            }
+            let mut trio = vec![0u64; self.words];
+            for [i, j, k] in list {
+                for (t, ((&a, &b), &d)) in trio
+                    .iter_mut()
+                    .zip(self.set(i).iter().zip(self.set(j)).zip(self.set(k)))
+                {
+                    *t = a & b & d;
+                }
+                if self.try_set(c, &[i, j, k], &trio, &mut common).is_some() {
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
         let (words, bwords) = (self.words, nb.div_ceil(64));
         // Each cell's base cells that have it as an excluding peer.
         let mut seers = vec![0u64; c.side() * c.side() * bwords];
@@ -320,7 +359,6 @@ impl Bases {
             }
         }
         let mut trio = vec![0u64; words];
-        let mut common = Vec::new();
         let (mut once, mut twice) = (vec![0u64; bwords], vec![0u64; bwords]);
         let none = self.pairs(go_on, |i, j, pair| {
             // The third cells: base cells after j that see two of the
@@ -356,6 +394,69 @@ impl Bases {
             true
         })?;
         Ok(!none)
+    }
+
+    /// The sets of `degree` base cells sharing two excluding cells or more
+    /// that `since` does not know to remove nothing (each as indices in
+    /// order, a third 0 for pairs): those with a base cell that changed or
+    /// was not one then, and those whose shared excluding cells include a
+    /// changed cell (all their cells have it as an excluding peer). None
+    /// when so many changed that listing them is not worth it.
+    fn unknown_sets(&self, since: &Since, degree: usize) -> Option<Vec<[usize; 3]>> {
+        let nb = self.cells.len();
+        let fresh: Vec<usize> = (0..nb).filter(|&i| !since.kept[i]).collect();
+        if fresh.len() * 8 > nb {
+            return None;
+        }
+        let mut out = Vec::new();
+        let (mut pair, mut trio) = (vec![0u64; self.words], vec![0u64; self.words]);
+        let add = |out: &mut Vec<[usize; 3]>, mut set: [usize; 3]| {
+            set[..degree].sort_unstable();
+            out.push(set);
+        };
+        for &i in &fresh {
+            for a in (0..nb).filter(|&a| a != i) {
+                if !and_two(&mut pair, self.set(i), self.set(a)) {
+                    continue;
+                }
+                if degree == 2 {
+                    add(&mut out, [i, a, 0]);
+                    continue;
+                }
+                for b in (a + 1..nb).filter(|&b| b != i) {
+                    if and_two(&mut trio, &pair, self.set(b)) {
+                        add(&mut out, [i, a, b]);
+                    }
+                }
+            }
+        }
+        let mut seers = Vec::new();
+        for (w, &word) in since.changed.iter().enumerate() {
+            for bit in bits_of(word) {
+                let y = w * 64 + bit;
+                seers.clear();
+                seers.extend((0..nb).filter(|&i| self.has(i, y)));
+                for (p, &a) in seers.iter().enumerate() {
+                    for (q, &b) in seers.iter().enumerate().skip(p + 1) {
+                        if !and_two(&mut pair, self.set(a), self.set(b)) {
+                            continue;
+                        }
+                        if degree == 2 {
+                            add(&mut out, [a, b, 0]);
+                            continue;
+                        }
+                        for &d in &seers[q + 1..] {
+                            if and_two(&mut trio, &pair, self.set(d)) {
+                                add(&mut out, [a, b, d]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
     }
 
     /// Calls `f(i, j, shared)` on each pair of base cells `i < j` that

@@ -280,10 +280,10 @@ pub(super) fn nishio(
             continue;
         }
         for d in digits_of(mask) {
+            if !go_on() {
+                return Err(Stopped);
+            }
             for assumed in [true, false] {
-                if !go_on() {
-                    return Err(Stopped);
-                }
                 let p = g.pot(cell, d, assumed);
                 if memory.as_ref().is_some_and(|m| m.known(p)) {
                     continue;
