@@ -29,6 +29,17 @@ fn unit_cause(kind: usize) -> u8 {
     [ROW, COL, BOX][kind]
 }
 
+/// The starts of a search, in SE's order: each candidate of each open cell
+/// with two or more, cell by cell.
+pub(super) fn open_candidates(c: &Candidates) -> impl Iterator<Item = (usize, u8)> + '_ {
+    (0..c.side() * c.side())
+        .filter(|&cell| {
+            let m = c.mask(cell);
+            c.value(cell) == 0 && m & m.wrapping_sub(1) != 0
+        })
+        .flat_map(|cell| crate::logic::candidates::digits_of(c.mask(cell)).map(move |d| (cell, d)))
+}
+
 /// Packing and unpacking potentials at side `n`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Geo {

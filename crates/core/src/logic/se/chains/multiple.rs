@@ -270,52 +270,46 @@ pub(super) fn nishio(
     go_on: &mut GoOn<'_>,
     memory: Option<&mut RunMemory>,
 ) -> Result<(), Stopped> {
-    let (c, g, n) = (eng.c, eng.g, eng.g.n);
+    let (c, g) = (eng.c, eng.g);
     let mut memory = memory.and_then(|m| m.update(c, g).then_some(m));
     let words = memory.as_ref().map_or(0, |m| m.words());
     let mut best = Best::default();
-    for cell in 0..n * n {
-        let mask = c.mask(cell);
-        if c.value(cell) != 0 || mask.count_ones() < 2 {
-            continue;
+    for (cell, d) in engine::open_candidates(c) {
+        if !go_on() {
+            return Err(Stopped);
         }
-        for d in digits_of(mask) {
-            if !go_on() {
-                return Err(Stopped);
+        for assumed in [true, false] {
+            let p = g.pot(cell, d, assumed);
+            if memory.as_ref().is_some_and(|m| m.known(p)) {
+                continue;
             }
-            for assumed in [true, false] {
-                let p = g.pot(cell, d, assumed);
-                if memory.as_ref().is_some_and(|m| m.known(p)) {
-                    continue;
-                }
-                if memory.is_some() {
-                    eng.track.clear();
-                    eng.track.resize(words, 0);
-                }
-                let run = eng.chain(p, go_on)?;
-                let Some((a, b)) = run.absurd else {
-                    if let Some(m) = &mut memory {
-                        m.remember(p, &eng.track);
-                    }
-                    engine::recycle_one(run);
-                    continue;
-                };
+            if memory.is_some() {
+                eng.track.clear();
+                eng.track.resize(words, 0);
+            }
+            let run = eng.chain(p, go_on)?;
+            let Some((a, b)) = run.absurd else {
                 if let Some(m) = &mut memory {
-                    m.forget(p);
+                    m.remember(p, &eng.track);
                 }
-                found.runs.push(run);
-                let r = found.runs.len() as u32 - 1;
-                if let Some(rec) = rec(
-                    eng,
-                    found,
-                    &mut best,
-                    Multi::Contradiction(p),
-                    7,
-                    &[(r, a), (r, b)],
-                    |eng| conclusion(eng, g.pot(cell, d, !assumed)),
-                ) {
-                    found.recs.push(rec);
-                }
+                engine::recycle_one(run);
+                continue;
+            };
+            if let Some(m) = &mut memory {
+                m.forget(p);
+            }
+            found.runs.push(run);
+            let r = found.runs.len() as u32 - 1;
+            if let Some(rec) = rec(
+                eng,
+                found,
+                &mut best,
+                Multi::Contradiction(p),
+                7,
+                &[(r, a), (r, b)],
+                |eng| conclusion(eng, g.pot(cell, d, !assumed)),
+            ) {
+                found.recs.push(rec);
             }
         }
     }

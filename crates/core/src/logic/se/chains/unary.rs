@@ -160,32 +160,26 @@ pub(super) fn collect(
         } else {
             None
         };
-        for cell in 0..g.n * g.n {
-            let mask = c.mask(cell);
-            if c.value(cell) != 0 || mask.count_ones() < 2 {
-                continue;
+        for (cell, d) in engine::open_candidates(c) {
+            if !go_on() {
+                return Err(Stopped);
             }
-            for d in digits_of(mask) {
-                if !go_on() {
-                    return Err(Stopped);
-                }
-                let from = found.recs.len();
-                unary(
-                    eng,
-                    &mut tree,
-                    &mut memo,
-                    reach.as_ref(),
-                    best,
-                    cell,
-                    d,
-                    y,
-                    x,
-                    &mut found.recs,
-                );
-                if eng.cheapest {
-                    for rec in &found.recs[from..] {
-                        best.offer(rec.diff, rec.cx);
-                    }
+            let from = found.recs.len();
+            unary(
+                eng,
+                &mut tree,
+                &mut memo,
+                reach.as_ref(),
+                best,
+                cell,
+                d,
+                y,
+                x,
+                &mut found.recs,
+            );
+            if eng.cheapest {
+                for rec in &found.recs[from..] {
+                    best.offer(rec.diff, rec.cx);
                 }
             }
         }
