@@ -169,17 +169,18 @@ fn ordered(
     let nb = bases.cells.len();
     let mut trio = vec![0u64; bases.words];
     let mut common = Vec::new();
-    if degree == 2
-        && let Some(list) = since.and_then(|s| bases.unknown_sets(s, 2))
-    {
+    let listed = match since {
+        Some(s) if degree == 2 => bases.unknown_sets(s, 2, go_on)?,
+        _ => None,
+    };
+    if let Some(mut list) = listed {
         // The pairs not known to remove nothing, in SE's order (the
         // second cell outer).
-        let mut list = list;
         list.sort_unstable_by_key(|set| (set[1], set[0]));
-        if !go_on() {
-            return Err(Stopped);
-        }
         for [i, j, _] in list {
+            if !go_on() {
+                return Err(Stopped);
+            }
             and_two(&mut trio, bases.set(i), bases.set(j));
             if let Some(step) = bases.try_set(c, &[i, j], &trio, &mut common)
                 && !sink(step)
@@ -330,12 +331,16 @@ impl Bases {
     ) -> Result<bool, Stopped> {
         let nb = self.cells.len();
         let mut common = Vec::new();
-        if let Some(list) = since.and_then(|s| self.unknown_sets(s, 3)) {
-            if !go_on() {
-                return Err(Stopped);
-            }
+        let listed = match since {
+            Some(s) => self.unknown_sets(s, 3, go_on)?,
+            None => None,
+        };
+        if let Some(list) = listed {
             let mut trio = vec![0u64; self.words];
             for [i, j, k] in list {
+                if !go_on() {
+                    return Err(Stopped);
+                }
                 for (t, ((&a, &b), &d)) in trio
                     .iter_mut()
                     .zip(self.set(i).iter().zip(self.set(j)).zip(self.set(k)))
@@ -401,12 +406,18 @@ impl Bases {
     /// order, a third 0 for pairs): those with a base cell that changed or
     /// was not one then, and those whose shared excluding cells include a
     /// changed cell (all their cells have it as an excluding peer). None
-    /// when so many changed that listing them is not worth it.
-    fn unknown_sets(&self, since: &Since, degree: usize) -> Option<Vec<[usize; 3]>> {
+    /// when so many changed that listing them is not worth it. Asks
+    /// `go_on` once a changed cell.
+    fn unknown_sets(
+        &self,
+        since: &Since,
+        degree: usize,
+        go_on: &mut GoOn<'_>,
+    ) -> Result<Option<Vec<[usize; 3]>>, Stopped> {
         let nb = self.cells.len();
         let fresh: Vec<usize> = (0..nb).filter(|&i| !since.kept[i]).collect();
         if fresh.len() * 8 > nb {
-            return None;
+            return Ok(None);
         }
         let mut out = Vec::new();
         let (mut pair, mut trio) = (vec![0u64; self.words], vec![0u64; self.words]);
@@ -415,6 +426,9 @@ impl Bases {
             out.push(set);
         };
         for &i in &fresh {
+            if !go_on() {
+                return Err(Stopped);
+            }
             for a in (0..nb).filter(|&a| a != i) {
                 if !and_two(&mut pair, self.set(i), self.set(a)) {
                     continue;
@@ -434,6 +448,9 @@ impl Bases {
         for (w, &word) in since.changed.iter().enumerate() {
             for bit in bits_of(word) {
                 let y = w * 64 + bit;
+                if !go_on() {
+                    return Err(Stopped);
+                }
                 seers.clear();
                 seers.extend((0..nb).filter(|&i| self.has(i, y)));
                 for (p, &a) in seers.iter().enumerate() {
@@ -456,7 +473,7 @@ impl Bases {
         }
         out.sort_unstable();
         out.dedup();
-        Some(out)
+        Ok(Some(out))
     }
 
     /// Calls `f(i, j, shared)` on each pair of base cells `i < j` that
