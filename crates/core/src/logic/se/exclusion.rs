@@ -233,6 +233,10 @@ fn ordered(
     Ok(())
 }
 
+/// The most sets a search with a memory lists (about 100 KB); past that,
+/// as after a large grid's cascade of placements, it walks them all.
+const LISTED: usize = 1 << 12;
+
 /// `out = a & b`; true when it has 2 or more bits.
 fn and_two(out: &mut [u64], a: &[u64], b: &[u64]) -> bool {
     // Up to 128 cells (9x9 and below), two words, without a loop.
@@ -336,17 +340,13 @@ impl Bases {
             None => None,
         };
         if let Some(list) = listed {
-            let mut trio = vec![0u64; self.words];
+            let (mut pair, mut trio) = (vec![0u64; self.words], vec![0u64; self.words]);
             for [i, j, k] in list {
                 if !go_on() {
                     return Err(Stopped);
                 }
-                for (t, ((&a, &b), &d)) in trio
-                    .iter_mut()
-                    .zip(self.set(i).iter().zip(self.set(j)).zip(self.set(k)))
-                {
-                    *t = a & b & d;
-                }
+                and_two(&mut pair, self.set(i), self.set(j));
+                and_two(&mut trio, &pair, self.set(k));
                 if self.try_set(c, &[i, j, k], &trio, &mut common).is_some() {
                     return Ok(true);
                 }
@@ -406,8 +406,9 @@ impl Bases {
     /// order, a third 0 for pairs): those with a base cell that changed or
     /// was not one then, and those whose shared excluding cells include a
     /// changed cell (all their cells have it as an excluding peer). None
-    /// when so many changed that listing them is not worth it. Asks
-    /// `go_on` once a changed cell.
+    /// when so many changed that listing them is not worth it, or when
+    /// the list would pass [`LISTED`] sets (then the caller walks them
+    /// all, as without a memory). Asks `go_on` once a changed cell.
     fn unknown_sets(
         &self,
         since: &Since,
@@ -433,6 +434,9 @@ impl Bases {
                 if !and_two(&mut pair, self.set(i), self.set(a)) {
                     continue;
                 }
+                if out.len() > LISTED {
+                    return Ok(None);
+                }
                 if degree == 2 {
                     add(&mut out, [i, a, 0]);
                     continue;
@@ -455,6 +459,9 @@ impl Bases {
                 seers.extend((0..nb).filter(|&i| self.has(i, y)));
                 for (p, &a) in seers.iter().enumerate() {
                     for (q, &b) in seers.iter().enumerate().skip(p + 1) {
+                        if out.len() > LISTED {
+                            return Ok(None);
+                        }
                         if !and_two(&mut pair, self.set(a), self.set(b)) {
                             continue;
                         }

@@ -150,15 +150,15 @@ pub(super) fn collect(
                 NONE
             };
             let do_double = card >= 3 && mode.dynamic;
-            let do_contradiction = mode.dynamic;
-            // The "off" assumption serves only these two.
+            // The "off" assumption serves only contradictions and
+            // doubles, both dynamic.
             let mut off = NONE;
-            if do_double || do_contradiction {
+            if mode.dynamic {
                 let off_run = eng.chain(g.pot(cell, d, false), go_on)?;
                 found.runs.push(off_run);
                 off = found.runs.len() as u32 - 1;
             }
-            if do_contradiction {
+            if mode.dynamic {
                 // An assumption that leads to a contradiction is false:
                 // the hint concludes its negation.
                 for (run, assumed) in [(on, true), (off, false)] {
@@ -200,41 +200,39 @@ pub(super) fn collect(
                     }
                 }
             }
-            {
-                // Region chains from the unit's first place of the digit.
-                for kind in [2, 0, 1] {
-                    let u = l.units_of(cell)[kind] as usize;
-                    let places: Vec<usize> = l
-                        .unit(u)
-                        .iter()
-                        .map(|&x| x as usize)
-                        .filter(|&x| c.mask(x) & bit(d) != 0)
-                        .collect();
-                    let count = places.len();
-                    if !(count == 2 || (mode.multiple && count > 2)) || places[0] != cell {
-                        continue;
-                    }
-                    if let Some(r) = &reach
-                        && !r.may_share(places.iter().map(|&x| g.pot(x, d, true)), &mut scratch)
-                    {
-                        continue;
-                    }
-                    let mut place_runs = Vec::with_capacity(count);
-                    for &x in &places {
-                        if !go_on() {
-                            return Err(Stopped);
-                        }
-                        place_runs.push(runs.on(eng, found, x, d, go_on)?);
-                    }
-                    shared(
-                        eng,
-                        found,
-                        &mut best,
-                        &place_runs,
-                        Multi::Region(u as u16, d),
-                        6,
-                    );
+            // Region chains from the unit's first place of the digit.
+            for kind in [2, 0, 1] {
+                let u = l.units_of(cell)[kind] as usize;
+                let places: Vec<usize> = l
+                    .unit(u)
+                    .iter()
+                    .map(|&x| x as usize)
+                    .filter(|&x| c.mask(x) & bit(d) != 0)
+                    .collect();
+                let count = places.len();
+                if !(count == 2 || (mode.multiple && count > 2)) || places[0] != cell {
+                    continue;
                 }
+                if let Some(r) = &reach
+                    && !r.may_share(places.iter().map(|&x| g.pot(x, d, true)), &mut scratch)
+                {
+                    continue;
+                }
+                let mut place_runs = Vec::with_capacity(count);
+                for &x in &places {
+                    if !go_on() {
+                        return Err(Stopped);
+                    }
+                    place_runs.push(runs.on(eng, found, x, d, go_on)?);
+                }
+                shared(
+                    eng,
+                    found,
+                    &mut best,
+                    &place_runs,
+                    Multi::Region(u as u16, d),
+                    6,
+                );
             }
         }
         if card == 2 || (mode.multiple && card > 2) {
