@@ -153,8 +153,8 @@ pub(crate) const LADDER: &[Rung] = &[
 pub(crate) struct Recall {
     /// Aligned pair and triple exclusion.
     aligned: [Option<exclusion::Clean>; 2],
-    /// Nishio's runs.
-    nishio: chains::RunMemory,
+    /// Nishio's runs, and the level-0 starts with X-links only.
+    chains: chains::Memory,
 }
 
 /// Runs one producer of the ladder on `c`, reporting to `sink`. A chaining
@@ -185,8 +185,7 @@ pub(crate) fn produce(
             return exclusion::aligned(c, k as usize, sink, go_on, Some(memory));
         }
         Rung::Chains(mode) => {
-            let memory = mode.nishio.then_some(&mut recall.nishio);
-            return chains::find(c, mode, true, sink, go_on, memory);
+            return chains::find(c, mode, true, sink, go_on, Some(&mut recall.chains));
         }
     }
     Ok(())

@@ -820,7 +820,7 @@ impl<'a> Engine<'a> {
 /// L + 1 for a forcing chain, whose potentials are all different); a
 /// multiple search skips a conclusion whose chains' first-parent paths
 /// alone are too long.
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone, Copy, PartialEq)]
 pub(super) struct Best(Option<(f64, u32)>);
 
 impl Best {

@@ -1,5 +1,6 @@
-//! What a rating walk's Nishio searches remember from one step to the
-//! next.
+//! What a rating walk's chain searches remember from one step to the
+//! next: Nishio's runs ([`RunMemory`]) and the starts of the level-0 pass
+//! with X-links only ([`StartMemory`]).
 //!
 //! A level-0 run reads of the grid only the candidates it expands: each
 //! such cell's candidates and its digit's places in the cell's units. When
@@ -11,6 +12,13 @@
 use super::engine::{Geo, Pot};
 use crate::logic::Candidates;
 use crate::logic::candidates::digits_of;
+
+/// What a walk's chain searches remember, by mode.
+#[derive(Default)]
+pub(crate) struct Memory {
+    pub(super) nishio: RunMemory,
+    pub(super) x_starts: StartMemory,
+}
 
 /// For each start (by potential), the candidates its run read (a bit at
 /// `cell * n + digit - 1`) when it found nothing; and the candidates the
@@ -112,5 +120,64 @@ impl RunMemory {
     #[cfg(test)]
     pub(super) fn count(&self) -> usize {
         self.known.iter().filter(|&&k| k).count()
+    }
+}
+
+/// The starts of the level-0 pass with X-links only (X-cycles and forcing
+/// X-chains) that found nothing in a search with no bound.
+///
+/// Such a search from a start of digit d reads only where d is (its links
+/// in units, the cycles' eliminations); which cells are starts decides
+/// only which searches run. While d stays where it was, the search finds
+/// nothing again. A walk's step changes one digit or a few: the others'
+/// starts are not searched again.
+#[derive(Default)]
+pub(crate) struct StartMemory {
+    /// The candidates it is up to date with.
+    masks: Vec<u64>,
+    /// A bit at `cell * n + digit - 1`: the search from there found
+    /// nothing.
+    empty: Vec<u64>,
+}
+
+impl StartMemory {
+    /// Brings the memory to `c`: forgets the starts of each digit that
+    /// changed.
+    pub(super) fn update(&mut self, c: &Candidates) {
+        let n = c.side();
+        if self.masks.len() != n * n {
+            self.masks = c.masks().to_vec();
+            self.empty = vec![0; (n * n * n).div_ceil(64)];
+            return;
+        }
+        let mut dirty = 0u64;
+        for (then, &now) in self.masks.iter_mut().zip(c.masks()) {
+            dirty |= *then ^ now;
+            *then = now;
+        }
+        for d in digits_of(dirty) {
+            for cell in 0..n * n {
+                let k = cell * n + d as usize - 1;
+                self.empty[k / 64] &= !(1 << (k % 64));
+            }
+        }
+    }
+
+    /// Whether the search from `d` in `cell` is known to find nothing.
+    pub(super) fn known(&self, n: usize, cell: usize, d: u8) -> bool {
+        let k = cell * n + d as usize - 1;
+        self.empty[k / 64] >> (k % 64) & 1 != 0
+    }
+
+    /// The search from `d` in `cell`, with no bound, found nothing.
+    pub(super) fn remember(&mut self, n: usize, cell: usize, d: u8) {
+        let k = cell * n + d as usize - 1;
+        self.empty[k / 64] |= 1 << (k % 64);
+    }
+
+    /// How many starts it knows.
+    #[cfg(test)]
+    pub(super) fn count(&self) -> usize {
+        self.empty.iter().map(|w| w.count_ones() as usize).sum()
     }
 }

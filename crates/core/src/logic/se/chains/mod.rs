@@ -42,22 +42,23 @@ use crate::logic::candidates::digits_of;
 use crate::logic::notation::Rc;
 use crate::logic::{Candidates, Step, Stopped, Technique, UnitRef};
 use engine::{Engine, Geo, Pot, Run};
-pub(crate) use memory::RunMemory;
+pub(crate) use memory::Memory;
 
 /// SE's `Chaining(multiple, dynamic, nishio, level)`: every hint of the
 /// mode, reported cheapest first; with `cheapest`, only those that can
 /// come first (hints that sort after one already found are not searched
 /// for), which is all the ladder reads.
 ///
-/// With `memory` (a walk's, for one mode), a Nishio search skips the runs
-/// it knows end in no contradiction.
+/// With `memory` (a walk's), a Nishio search skips the runs it knows end
+/// in no contradiction, and a level-0 search the X-link starts it knows
+/// find nothing.
 pub(crate) fn find(
     c: &Candidates,
     mode: Chaining,
     cheapest: bool,
     sink: &mut Sink<'_>,
     go_on: &mut GoOn<'_>,
-    memory: Option<&mut RunMemory>,
+    memory: Option<&mut Memory>,
 ) -> Result<(), Stopped> {
     let mut eng = Engine::new(c, mode);
     eng.cheapest = cheapest;
@@ -134,18 +135,18 @@ struct Found {
 fn collect(
     eng: &mut Engine<'_>,
     go_on: &mut GoOn<'_>,
-    memory: Option<&mut RunMemory>,
+    memory: Option<&mut Memory>,
 ) -> Result<Found, Stopped> {
     let mut found = Found {
         recs: Vec::new(),
         runs: Vec::new(),
     };
     if eng.mode.nishio {
-        multiple::nishio(eng, &mut found, go_on, memory)?;
+        multiple::nishio(eng, &mut found, go_on, memory.map(|m| &mut m.nishio))?;
     } else if eng.mode.multiple || eng.mode.dynamic {
         multiple::collect(eng, &mut found, go_on)?;
     } else {
-        unary::collect(eng, &mut found, go_on)?;
+        unary::collect(eng, &mut found, go_on, memory.map(|m| &mut m.x_starts))?;
     }
     let order = |a: &Rec, b: &Rec| {
         a.diff

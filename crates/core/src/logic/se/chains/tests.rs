@@ -44,7 +44,7 @@ fn first(c: &Candidates, mode: Chaining) -> Option<crate::logic::Step> {
 fn first_with(
     c: &Candidates,
     mode: Chaining,
-    memory: Option<&mut super::RunMemory>,
+    memory: Option<&mut super::Memory>,
 ) -> Option<crate::logic::Step> {
     let mut out = None;
     super::find(
@@ -566,13 +566,13 @@ fn nishio_with_memory_finds_what_a_fresh_search_finds() {
         .take(40)
     {
         let mut c = Candidates::from_grid(g);
-        let mut memory = super::RunMemory::default();
+        let mut memory = super::Memory::default();
         for _ in 0..12 {
             let with = first_with(&c, mode, Some(&mut memory));
             let fresh = first(&c, mode);
             assert_eq!(format!("{with:?}"), format!("{fresh:?}"));
             steps += 1;
-            skipped += memory.count();
+            skipped += memory.nishio.count();
             if let Some(s) = fresh {
                 hints += 1;
                 c.apply(&s);
@@ -593,6 +593,77 @@ fn nishio_with_memory_finds_what_a_fresh_search_finds() {
     assert!(
         hints > 50 && steps > 200 && skipped > 10_000,
         "{hints} hints in {steps} steps, {skipped} runs known"
+    );
+}
+
+/// A walk's memory of level-0 starts changes no answer: on reference
+/// puzzles and on 6x6 and 12x12 ones, step by step (the level-0 step
+/// applied when there is one, else a candidate removed at random, a
+/// cell's last but one among them), each search with the memory of the
+/// last finds the hint a search without it finds, and skips starts.
+#[test]
+fn level_0_with_memory_finds_what_a_fresh_search_finds() {
+    let mode = Chaining {
+        multiple: false,
+        dynamic: false,
+        nishio: false,
+        level: 0,
+    };
+    let mut rng = Rng::new(11);
+    let mut puzzles: Vec<Candidates> = crate::logic::se::tests::reference()
+        .iter()
+        .step_by(7)
+        .take(50)
+        .map(|(g, ..)| Candidates::from_grid(g))
+        .collect();
+    // Other sizes: a random solution with four cells in ten given.
+    for (rows, cols, seed) in [(2, 3, 1), (2, 3, 2), (3, 4, 3), (3, 4, 4)] {
+        use crate::puzzle::sized::{Shape, SizedGrid};
+        let shape = Shape::new(rows, cols).expect("a shape");
+        let mut solver = crate::solver::sized::SizedSolver::new(&SizedGrid::empty(shape), 1);
+        let mut rng = Rng::new(seed);
+        let solution = crate::generate::sized::solution_grid(&mut solver, shape, &mut rng)
+            .values()
+            .to_vec();
+        let values = solution
+            .iter()
+            .map(|&v| if rng.below(10) < 6 { 0 } else { v })
+            .collect();
+        let puzzle = SizedGrid::from_values(shape, values).expect("a grid");
+        puzzles.push(Candidates::new(&puzzle));
+    }
+    let (mut hints, mut steps, mut skipped) = (0, 0, 0);
+    for mut c in puzzles {
+        let side = c.side();
+        let mut memory = super::Memory::default();
+        for _ in 0..15 {
+            let with = first_with(&c, mode, Some(&mut memory));
+            let fresh = first(&c, mode);
+            assert_eq!(format!("{with:?}"), format!("{fresh:?}"));
+            steps += 1;
+            skipped += memory.x_starts.count();
+            if let Some(s) = fresh {
+                hints += 1;
+                c.apply(&s);
+            } else {
+                let open: Vec<usize> = (0..side * side)
+                    .filter(|&x| c.value(x) == 0 && c.mask(x).count_ones() > 1)
+                    .collect();
+                if open.is_empty() {
+                    break;
+                }
+                let x = open[rng.below(open.len() as u32) as usize];
+                let ds: Vec<u8> = digits_of(c.mask(x)).collect();
+                c.eliminate(x, ds[rng.below(ds.len() as u32) as usize]);
+            }
+            if c.is_solved() || c.dead_cell().is_some() {
+                break;
+            }
+        }
+    }
+    assert!(
+        hints > 50 && steps > 300 && skipped > 10_000,
+        "{hints} hints in {steps} steps, {skipped} starts known"
     );
 }
 

@@ -4,6 +4,7 @@
 //! cell with two or more, as SE's doUnaryChaining does.
 
 use super::engine::{self, Best, Engine, Geo, Memo, NONE, Pot, START};
+use super::memory::StartMemory;
 use super::reach::Reach;
 use super::{Body, Found, Rec, others};
 use crate::logic::Stopped;
@@ -101,13 +102,19 @@ impl Tree {
     }
 }
 
+/// With `memory` (a walk's), the pass with X-links only skips the starts
+/// it knows find nothing.
 pub(super) fn collect(
     eng: &mut Engine<'_>,
     found: &mut Found,
     go_on: &mut GoOn<'_>,
+    mut memory: Option<&mut StartMemory>,
 ) -> Result<(), Stopped> {
     let c = eng.c;
     let g = eng.g;
+    if let Some(m) = &mut memory {
+        m.update(c);
+    }
     let mut tree = Tree {
         nodes: Vec::new(),
         marks: vec![0; g.count()],
@@ -160,10 +167,16 @@ pub(super) fn collect(
         } else {
             None
         };
+        // The X-link pass's memory (see [`StartMemory`]).
+        let mut starts = memory.as_deref_mut().filter(|_| x && !y);
         for (cell, d) in engine::open_candidates(c) {
             if !go_on() {
                 return Err(Stopped);
             }
+            if starts.as_ref().is_some_and(|m| m.known(g.n, cell, d)) {
+                continue;
+            }
+            let unbounded = best == Best::default();
             let from = found.recs.len();
             unary(
                 eng,
@@ -177,6 +190,12 @@ pub(super) fn collect(
                 x,
                 &mut found.recs,
             );
+            if unbounded
+                && found.recs.len() == from
+                && let Some(m) = &mut starts
+            {
+                m.remember(g.n, cell, d);
+            }
             if eng.cheapest {
                 for rec in &found.recs[from..] {
                     best.offer(rec.diff, rec.cx);
