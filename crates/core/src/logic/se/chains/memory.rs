@@ -10,6 +10,7 @@
 //! contradiction last time are known to again.
 
 use super::engine::{Geo, Pot};
+use super::reach::Reach;
 use crate::logic::Candidates;
 use crate::logic::candidates::digits_of;
 
@@ -18,6 +19,34 @@ use crate::logic::candidates::digits_of;
 pub(crate) struct Memory {
     pub(super) nishio: RunMemory,
     pub(super) x_starts: StartMemory,
+    /// The closures of the last level-0 XY pass, with the candidates they
+    /// are of. When level 0 finds nothing, the static multiple search
+    /// comes next on the same candidates and the same implications: it
+    /// reads them again.
+    closures: Option<(Vec<u64>, Reach)>,
+}
+
+impl Memory {
+    /// Keeps `reach`, the closures of `c`'s candidates.
+    pub(super) fn keep_closures(&mut self, c: &Candidates, reach: Reach) {
+        let masks = match self.closures.take() {
+            Some((mut masks, _)) => {
+                masks.clear();
+                masks.extend_from_slice(c.masks());
+                masks
+            }
+            None => c.masks().to_vec(),
+        };
+        self.closures = Some((masks, reach));
+    }
+
+    /// Takes the closures kept, when they are of `c`'s candidates.
+    pub(super) fn take_closures(&mut self, c: &Candidates) -> Option<Reach> {
+        match &self.closures {
+            Some((masks, _)) if masks == c.masks() => self.closures.take().map(|(_, r)| r),
+            _ => None,
+        }
+    }
 }
 
 /// For each start (by potential), the candidates its run read (a bit at

@@ -50,8 +50,9 @@ pub(crate) use memory::Memory;
 /// for), which is all the ladder reads.
 ///
 /// With `memory` (a walk's), a Nishio search skips the runs it knows end
-/// in no contradiction, and a level-0 search the X-link starts it knows
-/// find nothing.
+/// in no contradiction, a level-0 search the X-link starts it knows find
+/// nothing, and a static multiple search reads the closures of the
+/// level-0 search before it on the same candidates.
 pub(crate) fn find(
     c: &Candidates,
     mode: Chaining,
@@ -144,9 +145,9 @@ fn collect(
     if eng.mode.nishio {
         multiple::nishio(eng, &mut found, go_on, memory.map(|m| &mut m.nishio))?;
     } else if eng.mode.multiple || eng.mode.dynamic {
-        multiple::collect(eng, &mut found, go_on)?;
+        multiple::collect(eng, &mut found, go_on, memory)?;
     } else {
-        unary::collect(eng, &mut found, go_on, memory.map(|m| &mut m.x_starts))?;
+        unary::collect(eng, &mut found, go_on, memory)?;
     }
     let order = |a: &Rec, b: &Rec| {
         a.diff

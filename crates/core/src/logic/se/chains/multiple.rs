@@ -7,7 +7,7 @@
 //! chains).
 
 use super::engine::{self, Best, Engine, NONE};
-use super::memory::RunMemory;
+use super::memory::{Memory, RunMemory};
 use super::reach::Reach;
 use super::{Body, Found, Multi, Rec, others, rule_base};
 use crate::logic::Stopped;
@@ -110,10 +110,13 @@ fn conclusion(eng: &Engine<'_>, pot: u32) -> Option<Conclusion> {
     }
 }
 
+/// With `memory` (a walk's), a static search takes the closures the
+/// level-0 search on the same candidates made.
 pub(super) fn collect(
     eng: &mut Engine<'_>,
     found: &mut Found,
     go_on: &mut GoOn<'_>,
+    memory: Option<&mut Memory>,
 ) -> Result<(), Stopped> {
     let c = eng.c;
     let g = eng.g;
@@ -130,7 +133,9 @@ pub(super) fn collect(
     let reach = if mode.dynamic || !eng.prune {
         None
     } else {
-        Reach::new(eng)
+        memory
+            .and_then(|m| m.take_closures(c))
+            .or_else(|| Reach::new(eng))
     };
     let mut scratch = Vec::new();
     for cell in 0..n * n {

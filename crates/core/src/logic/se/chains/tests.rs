@@ -596,11 +596,13 @@ fn nishio_with_memory_finds_what_a_fresh_search_finds() {
     );
 }
 
-/// A walk's memory of level-0 starts changes no answer: on reference
-/// puzzles and on 6x6 and 12x12 ones, step by step (the level-0 step
-/// applied when there is one, else a candidate removed at random, a
+/// A walk's memory of level-0 starts and closures changes no answer: on
+/// reference puzzles and on 6x6 and 12x12 ones, step by step (the level-0
+/// step applied when there is one, else a candidate removed at random, a
 /// cell's last but one among them), each search with the memory of the
-/// last finds the hint a search without it finds, and skips starts.
+/// last finds the hint a search without it finds, and skips starts; when
+/// level 0 finds nothing, so does the static multiple search that reads
+/// its closures.
 #[test]
 fn level_0_with_memory_finds_what_a_fresh_search_finds() {
     let mode = Chaining {
@@ -608,6 +610,10 @@ fn level_0_with_memory_finds_what_a_fresh_search_finds() {
         dynamic: false,
         nishio: false,
         level: 0,
+    };
+    let multiple = Chaining {
+        multiple: true,
+        ..mode
     };
     let mut rng = Rng::new(11);
     let mut puzzles: Vec<Candidates> = crate::logic::se::tests::reference()
@@ -632,7 +638,7 @@ fn level_0_with_memory_finds_what_a_fresh_search_finds() {
         let puzzle = SizedGrid::from_values(shape, values).expect("a grid");
         puzzles.push(Candidates::new(&puzzle));
     }
-    let (mut hints, mut steps, mut skipped) = (0, 0, 0);
+    let (mut hints, mut steps, mut skipped, mut shared) = (0, 0, 0, 0);
     for mut c in puzzles {
         let side = c.side();
         let mut memory = super::Memory::default();
@@ -642,6 +648,12 @@ fn level_0_with_memory_finds_what_a_fresh_search_finds() {
             assert_eq!(format!("{with:?}"), format!("{fresh:?}"));
             steps += 1;
             skipped += memory.x_starts.count();
+            if fresh.is_none() {
+                let with = first_with(&c, multiple, Some(&mut memory));
+                let fresh = first(&c, multiple);
+                assert_eq!(format!("{with:?}"), format!("{fresh:?}"));
+                shared += 1;
+            }
             if let Some(s) = fresh {
                 hints += 1;
                 c.apply(&s);
@@ -662,8 +674,8 @@ fn level_0_with_memory_finds_what_a_fresh_search_finds() {
         }
     }
     assert!(
-        hints > 50 && steps > 300 && skipped > 10_000,
-        "{hints} hints in {steps} steps, {skipped} starts known"
+        hints > 50 && steps > 300 && skipped > 10_000 && shared > 50,
+        "{hints} hints in {steps} steps, {skipped} starts known, {shared} closures shared"
     );
 }
 

@@ -4,7 +4,7 @@
 //! cell with two or more, as SE's doUnaryChaining does.
 
 use super::engine::{self, Best, Engine, Geo, Memo, NONE, Pot, START};
-use super::memory::StartMemory;
+use super::memory::Memory;
 use super::reach::Reach;
 use super::{Body, Found, Rec, others};
 use crate::logic::Stopped;
@@ -103,17 +103,18 @@ impl Tree {
 }
 
 /// With `memory` (a walk's), the pass with X-links only skips the starts
-/// it knows find nothing.
+/// it knows find nothing, and the XY pass's closures are kept for the
+/// next search.
 pub(super) fn collect(
     eng: &mut Engine<'_>,
     found: &mut Found,
     go_on: &mut GoOn<'_>,
-    mut memory: Option<&mut StartMemory>,
+    mut memory: Option<&mut Memory>,
 ) -> Result<(), Stopped> {
     let c = eng.c;
     let g = eng.g;
     if let Some(m) = &mut memory {
-        m.update(c);
+        m.x_starts.update(c);
     }
     let mut tree = Tree {
         nodes: Vec::new(),
@@ -161,14 +162,22 @@ pub(super) fn collect(
         // (In the X and Y passes the trees are small or the starts few:
         // the closures cost more than the searches they save.)
         let reach = if x && y && eng.prune {
-            Reach::of(c, g, |p, out| {
-                out.extend(memo.get(l, g, &eng.base, p, y, x).iter().map(|imp| imp.pot));
-            })
+            memory
+                .as_deref_mut()
+                .and_then(|m| m.take_closures(c))
+                .or_else(|| {
+                    Reach::of(c, g, |p, out| {
+                        out.extend(memo.get(l, g, &eng.base, p, y, x).iter().map(|imp| imp.pot));
+                    })
+                })
         } else {
             None
         };
         // The X-link pass's memory (see [`StartMemory`]).
-        let mut starts = memory.as_deref_mut().filter(|_| x && !y);
+        let mut starts = memory
+            .as_deref_mut()
+            .map(|m| &mut m.x_starts)
+            .filter(|_| x && !y);
         for (cell, d) in engine::open_candidates(c) {
             if !go_on() {
                 return Err(Stopped);
@@ -201,6 +210,9 @@ pub(super) fn collect(
                     best.offer(rec.diff, rec.cx);
                 }
             }
+        }
+        if let (Some(m), Some(reach)) = (memory.as_deref_mut(), reach) {
+            m.keep_closures(c, reach);
         }
     }
     Ok(())
