@@ -333,10 +333,14 @@ pub(super) struct Run {
     pub offs: Vec<u32>,
     /// The potential found both on and off: (its on node, its off node).
     pub absurd: Option<(u32, u32)>,
-    /// Sorted (potential, node) of the two sets.
-    index: Vec<(Pot, u32)>,
+    /// The nodes of the two sets, in the order of their potentials.
+    index: Vec<u32>,
     /// The potentials of the two sets, a bit each.
     bits: Vec<u64>,
+    /// For each word of `bits`, the potentials in the words before it: a
+    /// potential's place in `index` is that and those below it in its
+    /// word.
+    ranks: Vec<u32>,
 }
 
 impl Run {
@@ -347,19 +351,15 @@ impl Run {
 
     /// The node of `p` in the run's sets (None in a Nishio run, which
     /// keeps no index).
+    #[inline]
     pub fn get(&self, p: Pot) -> Option<u32> {
-        let p32 = p as usize;
-        if self
-            .bits
-            .get(p32 / 64)
-            .is_none_or(|w| w >> (p32 % 64) & 1 == 0)
-        {
+        let (k, b) = (p as usize / 64, p % 64);
+        let w = *self.bits.get(k)?;
+        if w >> b & 1 == 0 {
             return None;
         }
-        self.index
-            .binary_search_by_key(&p, |e| e.0)
-            .ok()
-            .map(|i| self.index[i].1)
+        let below = (w & ((1u64 << b) - 1)).count_ones();
+        Some(self.index[(self.ranks[k] + below) as usize])
     }
 
     pub fn push(&mut self, pot: Pot, cause: u8, nested: u32, parents: &[u32]) -> u32 {
@@ -387,6 +387,7 @@ impl Run {
         self.absurd = None;
         self.index.clear();
         self.bits.clear();
+        self.ranks.clear();
     }
 
     /// The first-parent path from node `i` back to the start, `i` first.
@@ -468,7 +469,7 @@ impl Run {
         self.nodes.capacity() * size_of::<Node>()
             + self.par.capacity() * size_of::<u32>()
             + (self.ons.capacity() + self.offs.capacity()) * size_of::<u32>()
-            + self.index.capacity() * size_of::<(Pot, u32)>()
+            + (self.index.capacity() + self.ranks.capacity()) * size_of::<u32>()
             + self.bits.capacity() * size_of::<u64>()
     }
 }
@@ -570,6 +571,7 @@ impl<'a> Engine<'a> {
         }
         run.index.clear();
         run.bits.clear();
+        run.ranks.clear();
         // Nishio asks a run only whether it ends in a contradiction.
         if self.mode.nishio {
             for node in &run.nodes {
@@ -586,11 +588,12 @@ impl<'a> Engine<'a> {
             run.bits[p / 64] |= 1 << (p % 64);
         }
         for (k, &word) in run.bits.iter().enumerate() {
+            run.ranks.push(run.index.len() as u32);
             let mut w = word;
             while w != 0 {
                 let p = k * 64 + w.trailing_zeros() as usize;
                 w &= w - 1;
-                run.index.push((p as Pot, self.slot[p]));
+                run.index.push(self.slot[p]);
             }
         }
         for node in &run.nodes {
