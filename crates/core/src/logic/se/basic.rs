@@ -21,6 +21,50 @@ fn units(n: usize, kind: usize) -> std::ops::Range<usize> {
     kind * n..(kind + 1) * n
 }
 
+/// What a walk knows of its set searches (naked and hidden sets, direct
+/// or not) between steps: by unit, the searches that found nothing in it,
+/// and the cells they saw. Such a search reads only its unit's cells
+/// (their candidates and whether they are open), so while those stay the
+/// same it finds nothing again: it is skipped.
+#[derive(Default)]
+pub(crate) struct UnitMemory {
+    masks: Vec<u64>,
+    values: Vec<u8>,
+    /// Per unit, a bit per search that found nothing there
+    /// ([`UnitMemory::search`]).
+    clean: Vec<u16>,
+}
+
+impl UnitMemory {
+    /// Forgets the searches of the units whose cells changed since the
+    /// last search (all of them on another grid).
+    fn update(&mut self, c: &Candidates) {
+        let l = c.layout();
+        if self.masks.len() != c.masks().len() || self.clean.len() != l.unit_count() {
+            self.masks = c.masks().to_vec();
+            self.values = c.values().to_vec();
+            self.clean = vec![0; l.unit_count()];
+            return;
+        }
+        let now = c.masks().iter().zip(c.values());
+        let then = self.masks.iter_mut().zip(self.values.iter_mut());
+        for (x, ((&mask, &value), (old_mask, old_value))) in now.zip(then).enumerate() {
+            if mask != *old_mask || value != *old_value {
+                (*old_mask, *old_value) = (mask, value);
+                for u in l.units_of(x) {
+                    self.clean[u as usize] = 0;
+                }
+            }
+        }
+    }
+
+    /// The bit of a set search: naked or hidden (direct or not), of `k`
+    /// cells or digits.
+    fn search(hidden: bool, direct: bool, k: usize) -> u16 {
+        1 << (k - 2 + 3 * usize::from(hidden) + 3 * usize::from(direct))
+    }
+}
+
 /// SE's usual unit order: boxes, columns, rows.
 fn se_units(n: usize) -> impl Iterator<Item = usize> {
     units(n, 2).chain(units(n, 1)).chain(units(n, 0))
@@ -312,7 +356,15 @@ pub(crate) const SET_NAMES: [&str; 3] = ["pair", "triple", "quad"];
 /// Naked sets of `k` cells in a unit (pair 3.0, triple 3.6, quad 5.0):
 /// each cell has 2 or more candidates, k between them; the unit's other
 /// cells lose them. SE looks only in units with at least 2k open cells.
-pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
+///
+/// With `memory` (a walk's), the units where this search found nothing
+/// and whose cells are the same are skipped.
+pub(crate) fn naked_set(
+    c: &Candidates,
+    k: usize,
+    sink: &mut Sink<'_>,
+    mut memory: Option<&mut UnitMemory>,
+) {
     let l = c.layout();
     let n = l.n();
     let (technique, value) = match k {
@@ -320,8 +372,19 @@ pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
         3 => (Technique::NakedTriple, 36),
         _ => (Technique::NakedQuad, 50),
     };
+    let search = UnitMemory::search(false, false, k);
+    if let Some(m) = memory.as_deref_mut() {
+        m.update(c);
+    }
     for u in se_units(n) {
+        if memory.as_ref().is_some_and(|m| m.clean[u] & search != 0) {
+            continue;
+        }
+        let mut reported = false;
         if empty_count(c, l, u) < 2 * k {
+            if let Some(m) = memory.as_deref_mut() {
+                m.clean[u] |= search;
+            }
             continue;
         }
         let unit = l.unit(u);
@@ -359,10 +422,14 @@ pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
                     UnitRef::of(u, n)
                 ),
             );
+            reported = true;
             sink(step)
         });
         if !go_on {
             return;
+        }
+        if !reported && let Some(m) = memory.as_deref_mut() {
+            m.clean[u] |= search;
         }
     }
 }
@@ -373,7 +440,16 @@ pub(crate) fn naked_set(c: &Candidates, k: usize, sink: &mut Sink<'_>) {
 /// cells. In direct mode (pair 2.0, triple 2.5) only those whose
 /// eliminations leave another digit a hidden single in the unit, which
 /// they place; it looks in units with more than k open cells.
-pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink<'_>) {
+///
+/// With `memory` (a walk's), the units where this search found nothing
+/// and whose cells are the same are skipped.
+pub(crate) fn hidden_set(
+    c: &Candidates,
+    k: usize,
+    direct: bool,
+    sink: &mut Sink<'_>,
+    mut memory: Option<&mut UnitMemory>,
+) {
     let l = c.layout();
     let n = l.n();
     let (technique, value) = match (k, direct) {
@@ -383,10 +459,21 @@ pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink
         (3, false) => (Technique::HiddenTriple, 40),
         _ => (Technique::HiddenQuad, 54),
     };
+    let search = UnitMemory::search(true, direct, k);
+    if let Some(m) = memory.as_deref_mut() {
+        m.update(c);
+    }
     let at = c.places();
     for u in se_units(n) {
+        if memory.as_ref().is_some_and(|m| m.clean[u] & search != 0) {
+            continue;
+        }
+        let mut reported = false;
         let empty = empty_count(c, l, u);
         if !(empty > 2 * k || (direct && empty > k)) {
+            if let Some(m) = memory.as_deref_mut() {
+                m.clean[u] |= search;
+            }
             continue;
         }
         let unit = l.unit(u);
@@ -447,10 +534,14 @@ pub(crate) fn hidden_set(c: &Candidates, k: usize, direct: bool, sink: &mut Sink
                     ),
                 );
             }
+            reported = true;
             sink(step)
         });
         if !go_on {
             return;
+        }
+        if !reported && let Some(m) = memory.as_deref_mut() {
+            m.clean[u] |= search;
         }
     }
 }
@@ -669,5 +760,97 @@ pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::Rng;
+    use crate::logic::se::exclusion::tests::{open_state, thin};
+    use crate::puzzle::sized::Shape;
+
+    /// Every step of a set search (sink never stops it), as compared.
+    fn all(
+        c: &Candidates,
+        hidden: bool,
+        direct: bool,
+        k: usize,
+        memory: Option<&mut UnitMemory>,
+    ) -> Vec<Step> {
+        let mut steps = Vec::new();
+        let mut keep = |s: Step| {
+            steps.push(s);
+            true
+        };
+        if hidden {
+            hidden_set(c, k, direct, &mut keep, memory);
+        } else {
+            naked_set(c, k, &mut keep, memory);
+        }
+        steps
+    }
+
+    /// A walk's unit memory changes no answer: on states thinned step by
+    /// step, with steps applied as a walk applies them, at several sizes,
+    /// each set search with the memory finds every step a search without
+    /// it finds; and it skips units.
+    #[test]
+    fn set_searches_with_memory_find_what_fresh_searches_find() {
+        let searches = [
+            (true, true, 2),
+            (true, true, 3),
+            (false, false, 2),
+            (false, false, 3),
+            (false, false, 4),
+            (true, false, 2),
+            (true, false, 3),
+            (true, false, 4),
+        ];
+        let (mut steps, mut skipped) = (0, 0);
+        for (rows, cols) in [(2, 3), (3, 3), (3, 4)] {
+            let shape = Shape::new(rows, cols).expect("a shape");
+            let n = shape.side();
+            for seed in 0..20u64 {
+                let mut rng = Rng::new(seed * 7 + n as u64);
+                let (mut c, sol) = open_state(shape, &mut rng);
+                let mut memory = UnitMemory::default();
+                for round in 0..n * n * 2 {
+                    thin(&mut c, &sol, &mut rng);
+                    if round % 2 != 0 {
+                        continue;
+                    }
+                    for &(hidden, direct, k) in &searches {
+                        memory.update(&c);
+                        let search = UnitMemory::search(hidden, direct, k);
+                        skipped += memory.clean.iter().filter(|&&b| b & search != 0).count();
+                        let with = all(&c, hidden, direct, k, Some(&mut memory));
+                        let fresh = all(&c, hidden, direct, k, None);
+                        let key = |s: &Step| {
+                            (
+                                s.technique,
+                                s.cells.clone(),
+                                s.eliminations.clone(),
+                                s.placements.clone(),
+                            )
+                        };
+                        assert_eq!(
+                            with.iter().map(key).collect::<Vec<_>>(),
+                            fresh.iter().map(key).collect::<Vec<_>>(),
+                            "{shape:?} seed {seed} round {round} {hidden} {direct} {k}"
+                        );
+                        steps += fresh.len();
+                        // The first step applied, as a walk does.
+                        if let Some(s) = fresh.first() {
+                            c.apply(s);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            steps > 1000 && skipped > 100_000,
+            "{steps} steps, {skipped} units skipped"
+        );
     }
 }

@@ -765,7 +765,7 @@ impl<'a> Group<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::generate::Rng;
     use crate::generate::sized::solution_grid;
@@ -867,7 +867,7 @@ mod tests {
 
     /// A random solution of `shape` with about 60% of its cells open, as
     /// candidates, and the solution.
-    fn open_state(shape: Shape, rng: &mut Rng) -> (Candidates, Vec<u8>) {
+    pub(in crate::logic::se) fn open_state(shape: Shape, rng: &mut Rng) -> (Candidates, Vec<u8>) {
         let mut solver = SizedSolver::new(&SizedGrid::empty(shape), 1);
         let solution = solution_grid(&mut solver, shape, rng);
         let sol = solution.values().to_vec();
@@ -881,7 +881,7 @@ mod tests {
 
     /// Removes a wrong candidate of a random cell with 3 or more, if it
     /// has one: the state keeps its solution.
-    fn thin(c: &mut Candidates, sol: &[u8], rng: &mut Rng) {
+    pub(in crate::logic::se) fn thin(c: &mut Candidates, sol: &[u8], rng: &mut Rng) {
         let n = c.side();
         let x = rng.below((n * n) as u32) as usize;
         let wrong = c.mask(x) & !bit(sol[x]);

@@ -155,6 +155,8 @@ pub(crate) struct Recall {
     aligned: [Option<exclusion::Clean>; 2],
     /// Nishio's runs, and the level-0 starts with X-links only.
     chains: chains::Memory,
+    /// Naked and hidden sets, by unit.
+    units: basic::UnitMemory,
 }
 
 /// Runs one producer of the ladder on `c`, reporting to `sink`. A chaining
@@ -170,12 +172,14 @@ pub(crate) fn produce(
     match rung {
         Rung::HiddenSingle => basic::hidden_single(c, sink),
         Rung::DirectLocking => basic::locking(c, true, sink),
-        Rung::DirectHidden(k) => basic::hidden_set(c, k as usize, true, sink),
+        Rung::DirectHidden(k) => {
+            basic::hidden_set(c, k as usize, true, sink, Some(&mut recall.units))
+        }
         Rung::NakedSingle => basic::naked_single(c, sink),
         Rung::Locking => basic::locking(c, false, sink),
-        Rung::Naked(k) => basic::naked_set(c, k as usize, sink),
+        Rung::Naked(k) => basic::naked_set(c, k as usize, sink, Some(&mut recall.units)),
         Rung::Fish(k) => basic::fish(c, k as usize, sink),
-        Rung::Hidden(k) => basic::hidden_set(c, k as usize, false, sink),
+        Rung::Hidden(k) => basic::hidden_set(c, k as usize, false, sink, Some(&mut recall.units)),
         Rung::XyWing => basic::xy_wing(c, false, sink),
         Rung::XyzWing => basic::xy_wing(c, true, sink),
         Rung::UniqueLoops => unique::unique_loops(c, sink),

@@ -11,7 +11,7 @@ use super::memory::{Memory, RunMemory};
 use super::reach::Reach;
 use super::{Body, Found, Multi, Rec, others, rule_base};
 use crate::logic::Stopped;
-use crate::logic::candidates::{bit, digits_of};
+use crate::logic::candidates::{bits_of, digits_of};
 use crate::logic::se::GoOn;
 
 /// The runs of the search: each "on" assumption's run is made once and
@@ -138,6 +138,7 @@ pub(super) fn collect(
             .or_else(|| Reach::new(eng))
     };
     let mut scratch = Vec::new();
+    let mut place_runs = Vec::new();
     for cell in 0..n * n {
         let mask = c.mask(cell);
         let card = mask.count_ones();
@@ -208,27 +209,27 @@ pub(super) fn collect(
             // Region chains from the unit's first place of the digit.
             for kind in [2, 0, 1] {
                 let u = l.units_of(cell)[kind] as usize;
-                let places: Vec<usize> = l
-                    .unit(u)
-                    .iter()
-                    .map(|&x| x as usize)
-                    .filter(|&x| c.mask(x) & bit(d) != 0)
-                    .collect();
-                let count = places.len();
-                if !(count == 2 || (mode.multiple && count > 2)) || places[0] != cell {
-                    continue;
-                }
-                if let Some(r) = &reach
-                    && !r.may_share(places.iter().map(|&x| g.pot(x, d, true)), &mut scratch)
+                let unit = l.unit(u);
+                // The digit's places in the unit, as bits of its cells.
+                let places = c.places()[u * n + d as usize - 1];
+                let count = places.count_ones();
+                if !(count == 2 || (mode.multiple && count > 2))
+                    || unit[places.trailing_zeros() as usize] as usize != cell
                 {
                     continue;
                 }
-                let mut place_runs = Vec::with_capacity(count);
-                for &x in &places {
+                let pots = bits_of(places).map(|i| g.pot(unit[i] as usize, d, true));
+                if let Some(r) = &reach
+                    && !r.may_share(pots, &mut scratch)
+                {
+                    continue;
+                }
+                place_runs.clear();
+                for i in bits_of(places) {
                     if !go_on() {
                         return Err(Stopped);
                     }
-                    place_runs.push(runs.on(eng, found, x, d, go_on)?);
+                    place_runs.push(runs.on(eng, found, unit[i] as usize, d, go_on)?);
                 }
                 shared(
                     eng,

@@ -169,8 +169,8 @@ fn chain_rules_match_the_basic_producers() {
                 };
                 match rule {
                     0 => basic::locking(&cur, false, &mut keep),
-                    1 => basic::hidden_set(&cur, 2, false, &mut keep),
-                    2 => basic::naked_set(&cur, 2, &mut keep),
+                    1 => basic::hidden_set(&cur, 2, false, &mut keep, None),
+                    2 => basic::naked_set(&cur, 2, &mut keep, None),
                     _ => basic::fish(&cur, 2, &mut keep),
                 }
                 let mut want = Vec::new();
