@@ -84,7 +84,7 @@ pub(super) struct Imp {
 
 /// Candidates during a search, with the places of each digit in each unit
 /// (bit i: the unit's i-th cell), kept together.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Grid {
     pub masks: Vec<u64>,
     /// `pos[u * n + d - 1]`: the places of `d` in unit `u`.
@@ -96,22 +96,27 @@ pub(super) struct Grid {
 
 impl Grid {
     /// The candidates of `c`, whose places are kept already.
-    pub fn of(c: &Candidates) -> Grid {
+    /// Becomes the candidates of `c` (keeping its buffers).
+    pub fn refill(&mut self, c: &Candidates) {
         let n = c.side();
-        let mut bits = vec![0u64; (n * n * n).div_ceil(64)];
+        self.masks.clear();
+        self.masks.extend_from_slice(c.masks());
+        self.pos.clear();
+        self.pos.extend_from_slice(c.places());
+        self.bits.clear();
+        self.bits.resize((n * n * n).div_ceil(64), 0);
         for (cell, &m) in c.masks().iter().enumerate() {
             let mut m = m;
             while m != 0 {
                 let k = cell * n + m.trailing_zeros() as usize;
                 m &= m - 1;
-                bits[k / 64] |= 1 << (k % 64);
+                self.bits[k / 64] |= 1 << (k % 64);
             }
         }
-        Grid {
-            masks: c.masks().to_vec(),
-            pos: c.places().to_vec(),
-            bits,
-        }
+    }
+
+    fn bytes(&self) -> usize {
+        (self.masks.capacity() + self.pos.capacity() + self.bits.capacity()) * 8
     }
 
     /// Whether the candidate of potential `p` is still there.
@@ -261,13 +266,20 @@ pub(super) struct Memo {
 }
 
 impl Memo {
-    pub fn new(count: usize) -> Memo {
-        Memo {
-            live: Vec::new(),
-            at: vec![(NONE, 0); count],
-            data: Vec::new(),
-            buf: Vec::new(),
-        }
+    /// An empty memo for `count` potentials, in `self`'s buffers.
+    pub fn renew(mut self, count: usize) -> Memo {
+        self.live.clear();
+        self.at.clear();
+        self.at.resize(count, (NONE, 0));
+        self.data.clear();
+        self
+    }
+
+    fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.live.capacity()
+            + self.at.capacity() * size_of::<(u32, u32)>()
+            + (self.data.capacity() + self.buf.capacity()) * size_of::<Imp>()
     }
 
     pub fn reset(&mut self) {
@@ -506,10 +518,114 @@ fn keep_spare(spare: &mut Vec<Run>, bytes: &mut usize, run: Run) -> bool {
     true
 }
 
+/// An engine's buffers, kept between searches: a rating walk makes
+/// thousands of engines, nested chains more within one search.
+#[derive(Default)]
+struct Buffers {
+    base: Grid,
+    cur: Grid,
+    removed: Vec<(u32, u8)>,
+    slot: Vec<u32>,
+    imps: Vec<Imp>,
+    hidden: Vec<u32>,
+    stamp: Vec<u32>,
+    nested: Vec<NestedInfo>,
+    todo: Vec<u32>,
+    next: Vec<u32>,
+    pending_on: Vec<u32>,
+    pending_off: Vec<u32>,
+    memo: Memo,
+    track: Vec<u64>,
+}
+
+impl Buffers {
+    fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.base.bytes()
+            + self.cur.bytes()
+            + self.removed.capacity() * size_of::<(u32, u8)>()
+            + self.imps.capacity() * size_of::<Imp>()
+            + self.nested.capacity() * size_of::<NestedInfo>()
+            + (self.slot.capacity()
+                + self.hidden.capacity()
+                + self.stamp.capacity()
+                + self.todo.capacity()
+                + self.next.capacity()
+                + self.pending_on.capacity()
+                + self.pending_off.capacity())
+                * size_of::<u32>()
+            + self.track.capacity() * size_of::<u64>()
+            + self.memo.bytes()
+    }
+}
+
+thread_local! {
+    /// Buffers of engines done with (nested searches hold several at
+    /// once), with the bytes they hold.
+    static SPARE_ENGINES: std::cell::RefCell<(Vec<Buffers>, usize)> =
+        const { std::cell::RefCell::new((Vec::new(), 0)) };
+}
+
+/// The most a thread keeps in spare engines' buffers, and how many: a
+/// 9x9 engine takes tens of kilobytes, a 16x16 one about a megabyte.
+const SPARE_ENGINE_BYTES: usize = 4 << 20;
+const SPARE_ENGINES_MAX: usize = 8;
+
+impl Drop for Engine<'_> {
+    /// Keeps the buffers for the next engine of the thread, up to
+    /// [`SPARE_ENGINES_MAX`] of them and [`SPARE_ENGINE_BYTES`].
+    fn drop(&mut self) {
+        use std::mem::take;
+        let b = Buffers {
+            base: take(&mut self.base),
+            cur: take(&mut self.cur),
+            removed: take(&mut self.removed),
+            slot: take(&mut self.slot),
+            imps: take(&mut self.imps),
+            hidden: take(&mut self.hidden),
+            stamp: take(&mut self.stamp),
+            nested: take(&mut self.nested),
+            todo: take(&mut self.todo),
+            next: take(&mut self.next),
+            pending_on: take(&mut self.pending_on),
+            pending_off: take(&mut self.pending_off),
+            memo: take(&mut self.memo),
+            track: take(&mut self.track),
+        };
+        let size = b.bytes();
+        // A thread being torn down keeps nothing.
+        let _ = SPARE_ENGINES.try_with(|s| {
+            let (spare, bytes) = &mut *s.borrow_mut();
+            if spare.len() < SPARE_ENGINES_MAX && *bytes + size <= SPARE_ENGINE_BYTES {
+                *bytes += size;
+                spare.push(b);
+            }
+        });
+    }
+}
+
 impl<'a> Engine<'a> {
     pub fn new(c: &'a Candidates, mode: Chaining) -> Engine<'a> {
         let l = c.layout();
         let g = Geo { n: l.n() };
+        let mut b = SPARE_ENGINES
+            .with(|s| {
+                let (spare, bytes) = &mut *s.borrow_mut();
+                let b = spare.pop()?;
+                *bytes -= b.bytes();
+                Some(b)
+            })
+            .unwrap_or_default();
+        b.base.refill(c);
+        b.cur.refill(c);
+        b.removed.clear();
+        b.slot.clear();
+        b.slot.resize(g.count(), NONE);
+        b.stamp.clear();
+        b.stamp.resize(g.count(), 0);
+        b.nested.clear();
+        b.track.clear();
+        // The others are cleared where they are used.
         Engine {
             c,
             l,
@@ -517,21 +633,21 @@ impl<'a> Engine<'a> {
             mode,
             cheapest: false,
             prune: true,
-            base: Grid::of(c),
-            cur: Grid::of(c),
-            removed: Vec::new(),
-            slot: vec![NONE; g.count()],
-            imps: Vec::new(),
-            hidden: Vec::new(),
-            stamp: vec![0; g.count()],
+            base: b.base,
+            cur: b.cur,
+            removed: b.removed,
+            slot: b.slot,
+            imps: b.imps,
+            hidden: b.hidden,
+            stamp: b.stamp,
             generation: 0,
-            nested: Vec::new(),
-            todo: Vec::new(),
-            next: Vec::new(),
-            pending_on: Vec::new(),
-            pending_off: Vec::new(),
-            memo: Memo::new(g.count()),
-            track: Vec::new(),
+            nested: b.nested,
+            todo: b.todo,
+            next: b.next,
+            pending_on: b.pending_on,
+            pending_off: b.pending_off,
+            memo: b.memo.renew(g.count()),
+            track: b.track,
         }
     }
 
