@@ -609,33 +609,31 @@ pub(crate) fn bug(c: &Candidates, sink: &mut Sink<'_>) {
     // The cells that see every BUG cell, in the order of the first one's
     // house.
     let mut common: Option<Vec<usize>> = None;
+    let at = c.places();
     for kind in KINDS {
         for u in kind * n..(kind + 1) * n {
             let unit = l.unit(u);
+            // The unit's cells of three candidates or more, as bits.
+            let mut wide_cells = 0u64;
+            for (i, &x) in unit.iter().enumerate() {
+                if c.mask(x as usize).count_ones() >= 3 {
+                    wide_cells |= 1 << i;
+                }
+            }
             for d in 1..=n as u8 {
                 let b = 1u64 << (d - 1);
-                let mut places = 0;
-                let mut wide = 0;
-                let mut cell = 0;
-                for &x in unit {
-                    let m = c.mask(x as usize);
-                    if m & b != 0 {
-                        places += 1;
-                        if m.count_ones() >= 3 {
-                            wide += 1;
-                            cell = x as usize;
-                        }
-                    }
-                }
-                if places == 0 || places == 2 {
+                let places = at[u * n + d as usize - 1];
+                if places.count_ones() == 0 || places.count_ones() == 2 {
                     continue;
                 }
+                let wide = places & wide_cells;
                 if wide == 0 {
                     return;
                 }
-                if wide > 1 {
+                if wide.count_ones() > 1 {
                     continue;
                 }
+                let cell = unit[wide.trailing_zeros() as usize] as usize;
                 let k = match bug_cells.iter().position(|&x| x == cell) {
                     Some(k) => k,
                     None => {
