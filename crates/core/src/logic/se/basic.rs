@@ -268,10 +268,9 @@ fn lock_step(
     };
     // Most locked digits were dealt with by an earlier step: no Step is
     // made for those.
-    let removes = l
-        .unit(u2)
-        .iter()
-        .any(|&x| c.mask(x as usize) & b != 0 && !l.units_of(x as usize).contains(&(u1 as u16)));
+    // (Its places in u2 outside u1, from the places table.)
+    let inside = l.meet(u2 / n, u1 / n)[(u2 % n) * n + u1 % n];
+    let removes = c.places()[u2 * n + d as usize - 1] & !inside != 0;
     if !removes {
         return None;
     }
@@ -682,6 +681,7 @@ fn fish_lines(
 pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
     let l = c.layout();
     let n = l.n();
+    let mut bivalue: Vec<usize> = Vec::new();
     for pivot in 0..n * n {
         let xy = c.mask(pivot);
         // Two candidates, or three for an XYZ-wing (two past the lowest).
@@ -693,19 +693,21 @@ pub(crate) fn xy_wing(c: &Candidates, xyz: bool, sink: &mut Sink<'_>) {
         if !pivot_fits {
             continue;
         }
-        let peers = l.sorted_peers(pivot);
-        for &xz_cell in peers.iter() {
-            let xz_cell = xz_cell as usize;
+        // The wings are among the pivot's bivalue peers, in order.
+        bivalue.clear();
+        bivalue.extend(
+            l.sorted_peers(pivot)
+                .iter()
+                .map(|&x| x as usize)
+                .filter(|&x| two_bits(c.mask(x))),
+        );
+        for &xz_cell in &bivalue {
             let xz = c.mask(xz_cell);
-            if !two_bits(xz) || (xy & !xz).count_ones() != 1 {
+            if (xy & !xz).count_ones() != 1 {
                 continue;
             }
-            for &yz_cell in peers.iter() {
-                let yz_cell = yz_cell as usize;
+            for &yz_cell in &bivalue {
                 let yz = c.mask(yz_cell);
-                if !two_bits(yz) {
-                    continue;
-                }
                 let union = xy | xz | yz;
                 let inter = xy & xz & yz;
                 let wing = union.count_ones() == 3 && inter.count_ones() == if xyz { 1 } else { 0 };
