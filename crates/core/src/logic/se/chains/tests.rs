@@ -573,19 +573,8 @@ fn nishio_with_memory_finds_what_a_fresh_search_finds() {
             assert_eq!(format!("{with:?}"), format!("{fresh:?}"));
             steps += 1;
             skipped += memory.nishio.count();
-            if let Some(s) = fresh {
-                hints += 1;
-                c.apply(&s);
-            } else {
-                let open: Vec<usize> = (0..81).filter(|&x| c.mask(x).count_ones() > 2).collect();
-                if open.is_empty() {
-                    break;
-                }
-                let x = open[rng.below(open.len() as u32) as usize];
-                let ds: Vec<u8> = digits_of(c.mask(x)).collect();
-                c.eliminate(x, ds[rng.below(ds.len() as u32) as usize]);
-            }
-            if c.is_solved() || c.dead_cell().is_some() {
+            hints += usize::from(fresh.is_some());
+            if !advance(&mut c, fresh, &mut rng, 2) {
                 break;
             }
         }
@@ -640,7 +629,6 @@ fn level_0_with_memory_finds_what_a_fresh_search_finds() {
     }
     let (mut hints, mut steps, mut skipped, mut shared) = (0, 0, 0, 0);
     for mut c in puzzles {
-        let side = c.side();
         let mut memory = super::Memory::default();
         for _ in 0..15 {
             let with = first_with(&c, mode, Some(&mut memory));
@@ -654,21 +642,8 @@ fn level_0_with_memory_finds_what_a_fresh_search_finds() {
                 assert_eq!(format!("{with:?}"), format!("{fresh:?}"));
                 shared += 1;
             }
-            if let Some(s) = fresh {
-                hints += 1;
-                c.apply(&s);
-            } else {
-                let open: Vec<usize> = (0..side * side)
-                    .filter(|&x| c.value(x) == 0 && c.mask(x).count_ones() > 1)
-                    .collect();
-                if open.is_empty() {
-                    break;
-                }
-                let x = open[rng.below(open.len() as u32) as usize];
-                let ds: Vec<u8> = digits_of(c.mask(x)).collect();
-                c.eliminate(x, ds[rng.below(ds.len() as u32) as usize]);
-            }
-            if c.is_solved() || c.dead_cell().is_some() {
+            hints += usize::from(fresh.is_some());
+            if !advance(&mut c, fresh, &mut rng, 1) {
                 break;
             }
         }
@@ -755,4 +730,25 @@ fn dynamic_chains_write_the_branches_they_rely_on() {
         branched > 0,
         "no dynamic case relies on an earlier elimination"
     );
+}
+
+/// One step of a test walk: the hint applied, or else a random candidate
+/// removed from a random cell of more than `wide` candidates; false when
+/// the walk is over (solved, a dead cell, or no such cell).
+fn advance(c: &mut Candidates, hint: Option<Step>, rng: &mut Rng, wide: u32) -> bool {
+    if let Some(s) = hint {
+        c.apply(&s);
+    } else {
+        let cells = c.side() * c.side();
+        let open: Vec<usize> = (0..cells)
+            .filter(|&x| c.mask(x).count_ones() > wide)
+            .collect();
+        if open.is_empty() {
+            return false;
+        }
+        let x = open[rng.below(open.len() as u32) as usize];
+        let ds: Vec<u8> = digits_of(c.mask(x)).collect();
+        c.eliminate(x, ds[rng.below(ds.len() as u32) as usize]);
+    }
+    !(c.is_solved() || c.dead_cell().is_some())
 }
