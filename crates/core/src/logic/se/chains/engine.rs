@@ -95,8 +95,8 @@ pub(super) struct Grid {
 }
 
 impl Grid {
-    /// The candidates of `c`, whose places are kept already.
-    /// Becomes the candidates of `c` (keeping its buffers).
+    /// Becomes the candidates of `c`, whose places are kept already
+    /// (keeping its buffers).
     pub fn refill(&mut self, c: &Candidates) {
         let n = c.side();
         self.masks.clear();
@@ -275,7 +275,8 @@ impl Memo {
         self
     }
 
-    fn bytes(&self) -> usize {
+    /// The bytes its buffers hold.
+    pub fn bytes(&self) -> usize {
         use std::mem::size_of;
         self.live.capacity()
             + self.at.capacity() * size_of::<(u32, u32)>()
@@ -568,7 +569,7 @@ thread_local! {
 
 /// The most a thread keeps in spare engines' buffers, and how many: a
 /// 9x9 engine takes tens of kilobytes, a 16x16 one about a megabyte.
-const SPARE_ENGINE_BYTES: usize = 4 << 20;
+pub(super) const SPARE_ENGINE_BYTES: usize = 4 << 20;
 const SPARE_ENGINES_MAX: usize = 8;
 
 impl Drop for Engine<'_> {

@@ -12,9 +12,10 @@ use crate::logic::candidates::{digits_of, over_two_bits, two_bits};
 use crate::logic::se::GoOn;
 
 thread_local! {
-    /// The last search's tree and memo, kept for their buffers: a rating
-    /// walk searches hundreds of times. (Chains run up to 16x16: a few
-    /// hundred kilobytes at most.)
+    /// The last search's tree and memo, kept for their buffers (a rating
+    /// walk searches hundreds of times) when they hold no more than
+    /// [`engine::SPARE_ENGINE_BYTES`]: any 9x9 search's do; a 16x16 one's
+    /// memo can take a few megabytes.
     static SPARE: std::cell::RefCell<Option<(Tree, Memo)>> =
         const { std::cell::RefCell::new(None) };
 }
@@ -51,6 +52,19 @@ impl Tree {
         self.seen.clear();
         self.seen.resize(g.count() / 2, 0);
         self.scratch = 0;
+    }
+    /// The bytes its buffers hold.
+    fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.nodes.capacity() * size_of::<(Pot, u32, u8)>()
+            + (self.marks.capacity()
+                + self.cells.capacity()
+                + self.seen.capacity()
+                + self.on.capacity()
+                + self.off.capacity()
+                + self.batch.capacity()
+                + self.ends.capacity())
+                * size_of::<u32>()
     }
     fn reset(&mut self) {
         self.nodes.clear();
@@ -147,7 +161,7 @@ pub(super) fn collect(
     // potential that implies nothing can end a chain but not lead on: the
     // searches do not add it to the tree, nor mark it, unless it is the
     // start's negation or one of its partners.
-    memo.live = vec![true; g.count()];
+    memo.live.resize(g.count(), true);
     let mut best = Best::default();
     for (y, x) in [(false, true), (true, false), (true, true)] {
         // Every hint of the pass has the base of its cycles (those of
@@ -227,7 +241,9 @@ pub(super) fn collect(
             m.keep_closures(c, reach);
         }
     }
-    SPARE.with(|s| *s.borrow_mut() = Some((tree, memo)));
+    if tree.bytes() + memo.bytes() <= engine::SPARE_ENGINE_BYTES {
+        SPARE.with(|s| *s.borrow_mut() = Some((tree, memo)));
+    }
     Ok(())
 }
 
